@@ -1,0 +1,1 @@
+"""Bots.  Every bot implements the small batched :class:`bgai.agents.base.Agent` interface."""

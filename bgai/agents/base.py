@@ -1,0 +1,75 @@
+"""The one interface every bot implements, batched.
+
+An agent is given positions ``(N, 2, 25)`` int8 (bgai's layout, :mod:`bgai.board`; row 0 on roll) and dice
+``(N, 2)`` and returns one chosen afterstate per position, ``(N, 2, 25)`` int8, as seen by the player who moved
+(rows not swapped).  The game runner never knows which bot it drives.
+
+Agents with a value function subclass :class:`ValueAgent` and implement only
+:meth:`ValueAgent.evaluate_afterstates`; choosing is then the afterstate of highest value per input.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+
+class Agent(ABC):
+    """A backgammon bot (cubeless checker play; cube actions are added by :mod:`bgai.cube`)."""
+
+    #: Short name used in reports, e.g. ``'pubeval'``.
+    name: str = "agent"
+
+    @abstractmethod
+    def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Choose a play for each position.
+
+        Args:
+            boards: ``(N, 2, 25)`` int8 positions, side to move in row 0.
+            dice: ``(N, 2)`` integer dice, values 1..6.
+            rng: random source for agents that need one (the caller seeds it; agents own no global state).
+
+        Returns:
+            ``(N, 2, 25)`` int8 chosen afterstates, from the mover's view (sides not swapped).  When no play is
+            legal the afterstate is the unchanged position.
+        """
+
+
+class ValueAgent(Agent):
+    """An agent that scores afterstates and plays the best one (ties: the first generated)."""
+
+    @abstractmethod
+    def evaluate_afterstates(self, afterstates: np.ndarray) -> np.ndarray:
+        """Value of each afterstate for the player who just moved.
+
+        Args:
+            afterstates: ``(M, 2, 25)`` int8, row 0 the player who moved, row 1 the player now on roll.
+
+        Returns:
+            ``(M,)`` float64; higher is better for the mover.  Cubeless equity in points per game where the agent
+            has probabilities; pubeval's score otherwise.
+        """
+
+    def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        from bgai.movegen import afterstates
+
+        after, src = afterstates(boards, dice)
+        scores = self.evaluate_afterstates(after)
+        return after[best_per_input(scores, src, len(boards))]
+
+
+def best_per_input(scores: np.ndarray, src: np.ndarray, n: int) -> np.ndarray:
+    """Index of the highest score within each input's group of afterstates.
+
+    Args:
+        scores: ``(M,)`` values.
+        src: ``(M,)`` int, the input index of each afterstate, non-decreasing, every ``0..n-1`` present.
+        n: number of inputs.
+
+    Returns:
+        ``(n,)`` int64 indices into ``scores``; ties go to the first afterstate of the group.
+    """
+    order = np.lexsort((-np.asarray(scores, dtype=np.float64), src))
+    starts = np.searchsorted(src[order], np.arange(n), side="left")
+    return order[starts]

@@ -1,0 +1,59 @@
+"""bgai's command line: ``bgai moves | hint | eval | train | export | serve | play``.
+
+This package only parses arguments and calls the library; nothing in the library imports it.  Each subcommand
+lives in its own module ``bgai/cli/<name>.py`` exposing ``register(subparsers)``, which adds its parser and sets
+``func`` (called with the parsed namespace, returning the exit status).  Errors of bgai's own kinds
+(:class:`bgai.errors.BgaiError`) become a one-line ``bgai: error: ...`` on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from bgai.errors import BgaiError
+
+#: Subcommand modules, in the order ``bgai --help`` lists them.
+COMMANDS = ("moves", "hint", "eval", "train", "export", "serve", "play")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level argument parser with every available subcommand registered."""
+    from bgai import __version__
+
+    parser = argparse.ArgumentParser(prog="bgai", description="bgai: a self-play neural backgammon engine.")
+    parser.add_argument("--version", action="version", version=f"bgai {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"bgai.cli.{name}")
+        except ModuleNotFoundError as exc:  # a subcommand not built yet
+            if exc.name == f"bgai.cli.{name}":
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 some inputs failed, 2 usage or input error)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except BgaiError as exc:
+        print(f"bgai: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("bgai: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
