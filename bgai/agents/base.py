@@ -73,3 +73,35 @@ def best_per_input(scores: np.ndarray, src: np.ndarray, n: int) -> np.ndarray:
     order = np.lexsort((-np.asarray(scores, dtype=np.float64), src))
     starts = np.searchsorted(src[order], np.arange(n), side="left")
     return order[starts]
+
+
+class ProbabilityAgent(ValueAgent):
+    """An agent that estimates outcome probabilities (neural nets, GNU Backgammon).
+
+    Implement :meth:`probabilities` for positions with a side on roll; the value of an afterstate for the player
+    who moved is derived here, once: the afterstate is the opponent's position on roll (rows swapped), evaluated,
+    then its probabilities turned to the mover's view (:func:`bgai.equity.swap_perspective`).
+    """
+
+    @abstractmethod
+    def probabilities(self, boards: np.ndarray) -> np.ndarray:
+        """Cubeless outcome probabilities for the side on roll, before it rolls.
+
+        Args:
+            boards: ``(N, 2, 25)`` int8, side on roll in row 0.
+
+        Returns:
+            ``(N, 5)`` float64 in :data:`bgai.equity.OUTPUTS` order, for the side on roll.
+        """
+
+    def afterstate_probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+        """``(M, 5)`` probabilities for the player who moved into each ``(M, 2, 25)`` afterstate."""
+        from bgai.board import flip
+        from bgai.equity import swap_perspective
+
+        return swap_perspective(self.probabilities(flip(afterstates)))
+
+    def evaluate_afterstates(self, afterstates: np.ndarray) -> np.ndarray:
+        from bgai.equity import cubeless_equity
+
+        return cubeless_equity(self.afterstate_probabilities(afterstates))
