@@ -306,7 +306,10 @@ def render(board: np.ndarray, *, me: str = "X", opponent: str = "O") -> str:
     top_cols = [column(p) for p in top_pts]
     for k in range(5):
         lines.append("|" + "".join(c[k] for c in top_cols[:6]) + "|   |" + "".join(c[k] for c in top_cols[6:]) + "|")
-    bar_line = f"|{'':18}|{'BAR':^3}|{'':18}|"
+    bar_me, bar_opp = int(b[0, BAR]), int(b[1, BAR])
+    left = f"{opponent} on bar: {bar_opp}" if bar_opp else ""
+    right = f"{me} on bar: {bar_me}" if bar_me else ""
+    bar_line = f"|{left:^18}|BAR|{right:^18}|"
     lines.append(bar_line)
     bot_cols = [column(p) for p in bot_pts]
     for k in reversed(range(5)):
