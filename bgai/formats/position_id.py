@@ -1,0 +1,192 @@
+"""GNU Backgammon Position ID: encode and decode, one position or a whole batch.
+
+Format (source: the GNU Backgammon manual, "A technical description of the Position ID", and gnubg's
+``positionid.c``; summarised with test vectors in ``shared/PROTOCOLS.md`` section 2.1):
+
+1. A bit string: first the player **not** on roll, then the player on roll; for each of them, for each of his
+   points from his ace point up to his 24-point and then his bar (25 slots), one ``1`` per checker followed by
+   a ``0``.  Borne-off checkers are implicit.
+2. Padded with ``0`` to 80 bits, packed little-endian by bit (bit *k* of the string is bit *k* mod 8 of byte
+   *k* // 8) into 10 bytes.
+3. Standard Base64 of the 10 bytes without the ``==`` padding: 14 characters.  The starting position is
+   ``4HPwATDgc/ABMA``.
+
+In bgai's layout (:mod:`bgai.board`) row 0 is the side on roll and row 1 the opponent, each on its own point
+numbers, so the bit string is row 1 (columns 0..24) followed by row 0 (columns 0..24).
+
+The batch functions are vectorised with numpy (no per-position Python loop except building the strings).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+from bgai.board import as_batch, validate, validation_errors
+from bgai.errors import PositionIDError
+
+__all__ = [
+    "POSITION_ID_LENGTH",
+    "encode_position_id",
+    "decode_position_id",
+    "encode_position_ids",
+    "decode_position_ids",
+]
+
+#: Length of a Position ID in characters.
+POSITION_ID_LENGTH = 14
+_KEY_BITS = 80
+_SLOTS = 50  # 25 per side
+_MAX_ONES = _KEY_BITS - _SLOTS  # 30 checkers at most in all
+
+_ALPHABET = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", dtype=np.uint8)
+_DECODE = np.full(256, -1, dtype=np.int16)
+_DECODE[_ALPHABET] = np.arange(64, dtype=np.int16)
+
+
+def encode_position_ids(boards: np.ndarray) -> list[str]:
+    """Position IDs of a batch of boards.
+
+    Args:
+        boards: ``(N, 2, 25)`` (or one ``(2, 25)``) integer array in bgai's layout (row 0 = side on roll).
+
+    Returns:
+        ``N`` Position IDs, 14 characters each.
+
+    Raises:
+        InvalidPositionError: a board that is not a legal position (see :func:`bgai.board.validate`).
+    """
+    b = validate(boards)
+    n = b.shape[0]
+    if n == 0:
+        return []
+    # gnubg order: opponent (row 1) first, then the side on roll (row 0); 50 slots of "n ones then a zero".
+    counts = np.concatenate([b[:, 1, :], b[:, 0, :]], axis=1).astype(np.int16)  # (N, 50)
+    ends = np.cumsum(counts + 1, axis=1) - 1  # position of each slot's terminating zero, (N, 50)
+    bits = np.ones((n, _KEY_BITS), dtype=np.uint8)
+    rows = np.repeat(np.arange(n), _SLOTS)
+    bits[rows, ends.ravel()] = 0
+    bits[np.arange(_KEY_BITS)[None, :] > ends[:, -1:]] = 0  # padding after the last slot
+    keys = np.packbits(bits, axis=1, bitorder="little")  # (N, 10)
+    return _b64_encode(keys)
+
+
+def encode_position_id(board: np.ndarray) -> str:
+    """The Position ID of one board.
+
+    Args:
+        board: ``(2, 25)`` integer array (row 0 = side on roll), or a :class:`bgai.board.Position`.
+
+    Returns:
+        The 14-character Position ID, e.g. ``'4HPwATDgc/ABMA'`` for the starting position.
+
+    Raises:
+        InvalidPositionError: a board of the wrong shape or not a legal position.
+    """
+    board = getattr(board, "board", board)
+    arr = as_batch(board)
+    if arr.shape[0] != 1:
+        raise PositionIDError(f"encode_position_id takes one (2, 25) board, got shape {arr.shape}")
+    return encode_position_ids(arr)[0]
+
+
+def decode_position_ids(position_ids: Iterable[str]) -> np.ndarray:
+    """Decode a batch of Position IDs into validated boards.
+
+    Args:
+        position_ids: Position ID strings (surrounding whitespace is ignored).
+
+    Returns:
+        ``(N, 2, 25)`` ``int8`` boards in bgai's layout (row 0 = side on roll).
+
+    Raises:
+        PositionIDError: naming the first bad ID (its index and text) and the fault: wrong length, a character
+            outside the Base64 alphabet (quoted, with its place), more than 30 checkers, bits set beyond the
+            end of the key, or a key that decodes to an impossible position (e.g. 16 checkers for one side,
+            a point held by both sides).
+    """
+    ids = [_clean(s, i) for i, s in enumerate(position_ids)]
+    n = len(ids)
+    if n == 0:
+        return np.zeros((0, 2, 25), dtype=np.int8)
+    for i, s in enumerate(ids):
+        if len(s) != POSITION_ID_LENGTH:
+            _fail(i, s, n, f"wrong length {len(s)} (a Position ID has {POSITION_ID_LENGTH} characters)")
+    raw = np.frombuffer("".join(ids).encode("latin-1"), dtype=np.uint8).reshape(n, POSITION_ID_LENGTH)
+    sextets = _DECODE[raw]
+    bad = sextets < 0
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        _fail(i, ids[i], n, f"bad character {ids[i][j]!r} at position {j + 1} (not in the Base64 alphabet)")
+    # 14 sextets = 84 bits, most significant bit of each sextet first (Base64 is big-endian within a sextet).
+    sbits = ((sextets[:, :, None] >> np.arange(5, -1, -1)) & 1).astype(np.uint8).reshape(n, 84)
+    extra = sbits[:, _KEY_BITS:].any(axis=1)
+    if extra.any():
+        i = int(np.flatnonzero(extra)[0])
+        _fail(i, ids[i], n, f"last character {ids[i][-1]!r} sets bits beyond the 80-bit key")
+    keys = np.packbits(sbits[:, :_KEY_BITS], axis=1)  # (N, 10) bytes, big-endian bit order = Base64 order
+    bits = np.unpackbits(keys, axis=1, bitorder="little").astype(np.int16)  # key bit k -> column k
+    ones = bits.sum(axis=1)
+    too_many = ones > _MAX_ONES
+    if too_many.any():
+        i = int(np.flatnonzero(too_many)[0])
+        _fail(i, ids[i], n, f"too many checkers: {ones[i]} in the key, at most {_MAX_ONES} (15 a side)")
+    zeros = 1 - bits
+    slot = np.cumsum(zeros, axis=1) - zeros  # for a one-bit: the number of zeros before it = its slot
+    past_end = (bits == 1) & (slot >= _SLOTS)
+    if past_end.any():
+        i = int(np.flatnonzero(past_end.any(axis=1))[0])
+        _fail(i, ids[i], n, "too many bits: checkers after the 50th point slot (the padding must be zero)")
+    flat = (np.arange(n)[:, None] * _SLOTS + np.minimum(slot, _SLOTS - 1))[bits == 1]
+    counts = np.bincount(flat, minlength=n * _SLOTS).reshape(n, _SLOTS).astype(np.int8)
+    boards = np.stack([counts[:, 25:], counts[:, :25]], axis=1)
+    errors = validation_errors(boards)
+    for i, msg in enumerate(errors):
+        if msg is not None:
+            _fail(i, ids[i], n, f"impossible position: {msg}")
+    return boards
+
+
+def decode_position_id(position_id: str) -> np.ndarray:
+    """Decode one Position ID into a validated board.
+
+    Args:
+        position_id: 14-character Position ID, e.g. ``'4HPwATDgc/ABMA'`` (surrounding whitespace is ignored).
+
+    Returns:
+        ``(2, 25)`` ``int8`` board in bgai's layout (row 0 = side on roll).
+
+    Raises:
+        PositionIDError: naming the fault (see :func:`decode_position_ids`).
+    """
+    return decode_position_ids([position_id])[0]
+
+
+def _clean(s: object, index: int) -> str:
+    if not isinstance(s, str):
+        raise PositionIDError(f"Position ID must be a string, got {type(s).__name__} (item {index})")
+    s = s.strip()
+    if not s.isascii():
+        bad = next(c for c in s if not c.isascii())
+        raise PositionIDError(f"Position ID {s!r}: bad character {bad!r} (not in the Base64 alphabet)")
+    return s
+
+
+def _fail(i: int, s: str, n: int, what: str) -> None:
+    where = f" (item {i})" if n > 1 else ""
+    raise PositionIDError(f"Position ID {s!r}{where}: {what}")
+
+
+def _b64_encode(keys: np.ndarray) -> list[str]:
+    """Base64 without padding of ``(N, 10)`` uint8 keys -> 14-character strings (vectorised)."""
+    n = keys.shape[0]
+    padded = np.zeros((n, 12), dtype=np.uint32)
+    padded[:, :10] = keys
+    groups = padded.reshape(n, 4, 3)
+    word = (groups[:, :, 0] << 16) | (groups[:, :, 1] << 8) | groups[:, :, 2]  # (N, 4) 24-bit
+    sextets = (word[:, :, None] >> np.array([18, 12, 6, 0], dtype=np.uint32)) & 63  # (N, 4, 4)
+    chars = _ALPHABET[sextets.reshape(n, 16)[:, :POSITION_ID_LENGTH]]
+    blob = chars.tobytes().decode("ascii")
+    return [blob[k : k + POSITION_ID_LENGTH] for k in range(0, n * POSITION_ID_LENGTH, POSITION_ID_LENGTH)]
+
