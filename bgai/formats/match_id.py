@@ -1,0 +1,248 @@
+"""GNU Backgammon Match ID: the cube, score and turn that go with a Position ID.
+
+Format (source: the GNU Backgammon manual, "A technical description of the Match ID", and gnubg's
+``matchid.c``; the bit table and test vectors are in ``shared/PROTOCOLS.md`` section 2.2): a 9-byte key,
+little-endian by bit (bit *k* is bit *k* mod 8 of byte *k* // 8), written as standard Base64 (12 characters,
+no padding).  Bit fields, 0-based:
+
+======  ==========================================================================================
+0-3     cube: log2 of the cube value (0..15)
+4-5     cube owner: 0 = player 0, 1 = player 1, 3 = centred
+6       player on roll ("dice owner", gnubg's ``fMove``)
+7       Crawford game
+8-10    game state: 0 no game, 1 playing, 2 over, 3 resigned, 4 ended by a dropped cube
+11      turn: the player who must act now (gnubg's ``fTurn``; differs from bit 6 while a double or a
+        resignation is pending)
+12      a double is offered
+13-14   resignation offered: 0 none, 1 single, 2 gammon, 3 backgammon
+15-17   die 1 (0 = not rolled; gnubg writes the higher die first, but either order is accepted)
+18-20   die 2
+21-35   match length (0 = money game)
+36-50   score of player 0
+51-65   score of player 1
+66      Jacoby rule **off** (newer gnubg; 0 keeps old IDs valid, so 0 means Jacoby on)
+67-71   unused (must be 0)
+======  ==========================================================================================
+
+Players 0 and 1 are gnubg's fixed players, not "on roll / not on roll"; the Position ID that goes with a Match
+ID is from the view of the player in bit 6.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import numbers
+import re
+from dataclasses import dataclass
+
+from bgai.errors import MatchIDError
+
+__all__ = ["MATCH_ID_LENGTH", "GAME_STATES", "MatchState", "encode_match_id", "decode_match_id"]
+
+#: Length of a Match ID in characters.
+MATCH_ID_LENGTH = 12
+
+#: Names of the game-state values of bits 8-10.
+GAME_STATES = {0: "no game", 1: "playing", 2: "game over", 3: "resigned", 4: "dropped cube"}
+
+_MAX_15BIT = (1 << 15) - 1
+_BASE64_RE = re.compile(r"[A-Za-z0-9+/]")
+
+# (name, first bit, width)
+_FIELDS = (
+    ("cube", 0, 4),
+    ("cube_owner", 4, 2),
+    ("player_on_roll", 6, 1),
+    ("crawford", 7, 1),
+    ("game_state", 8, 3),
+    ("turn", 11, 1),
+    ("double_offered", 12, 1),
+    ("resign", 13, 2),
+    ("die1", 15, 3),
+    ("die2", 18, 3),
+    ("match_length", 21, 15),
+    ("score0", 36, 15),
+    ("score1", 51, 15),
+    ("jacoby_off", 66, 1),
+    ("unused", 67, 5),
+)
+
+
+@dataclass(frozen=True)
+class MatchState:
+    """The match/cube state that a GNU Backgammon Match ID encodes.
+
+    Attributes:
+        cube_value: cube value, a power of two 1..2**15.
+        cube_owner: -1 centred, 0 or 1 = gnubg's player 0 or 1 owns the cube.
+        player_on_roll: 0 or 1, the player whose turn it is (who has rolled or is about to roll); the Position
+            ID is from this player's view.
+        crawford: True in the Crawford game (match play only, one side 1-away).
+        game_state: 0 no game, 1 playing, 2 over, 3 resigned, 4 ended by a dropped cube.
+        turn: 0 or 1, the player who must act now (differs from ``player_on_roll`` while a double or
+            resignation is pending).
+        double_offered: a double is offered and awaits take/drop.
+        resign: resignation on offer: 0 none, 1 single, 2 gammon, 3 backgammon.
+        dice: the rolled dice ``(d1, d2)`` 1..6 each, or ``(0, 0)`` if not rolled; kept in the given order.
+        match_length: points to win the match; 0 = money game.
+        score: ``(player 0, player 1)`` points won so far.
+        jacoby: Jacoby rule in use (money play).
+    """
+
+    cube_value: int = 1
+    cube_owner: int = -1
+    player_on_roll: int = 0
+    crawford: bool = False
+    game_state: int = 1
+    turn: int = 0
+    double_offered: bool = False
+    resign: int = 0
+    dice: tuple[int, int] = (0, 0)
+    match_length: int = 0
+    score: tuple[int, int] = (0, 0)
+    jacoby: bool = True
+
+    def validate(self) -> "MatchState":
+        """Check every field; returns ``self``.
+
+        Raises:
+            MatchIDError: naming the field at fault, e.g. a cube that is not a power of two up to 2**15, a
+                cube owner other than -1/0/1, dice out of 1..6 or only one die rolled, a score not below the
+                match length in a match still being played, Crawford in a money game or with neither side
+                1-away.
+        """
+        cv = self.cube_value
+        if not _is_int(cv) or cv < 1 or cv > 1 << 15 or cv & (cv - 1):
+            raise MatchIDError(f"cube value {cv!r} is not a power of two from 1 to 2**15 (32768)")
+        if not _is_int(self.cube_owner) or self.cube_owner not in (-1, 0, 1):
+            raise MatchIDError(f"cube owner {self.cube_owner!r} must be -1 (centred), 0 or 1")
+        for name in ("player_on_roll", "turn"):
+            v = getattr(self, name)
+            if not _is_int(v) or v not in (0, 1):
+                raise MatchIDError(f"{name.replace('_', ' ')} {v!r} must be player 0 or 1")
+        if not _is_int(self.game_state) or self.game_state not in GAME_STATES:
+            raise MatchIDError(f"game state {self.game_state!r} must be 0..4 ({GAME_STATES})")
+        if not _is_int(self.resign) or not 0 <= self.resign <= 3:
+            raise MatchIDError(f"resignation {self.resign!r} must be 0 (none), 1, 2 or 3")
+        dice = tuple(self.dice)
+        if len(dice) != 2 or not all(_is_int(d) for d in dice):
+            raise MatchIDError(f"dice {self.dice!r} must be two integers")
+        if dice != (0, 0) and not all(1 <= d <= 6 for d in dice):
+            raise MatchIDError(f"dice {dice!r} must both be 1..6, or (0, 0) when not rolled")
+        ml = self.match_length
+        if not _is_int(ml) or not 0 <= ml <= _MAX_15BIT:
+            raise MatchIDError(f"match length {ml!r} must be 0 (money) .. {_MAX_15BIT}")
+        score = tuple(self.score)
+        if len(score) != 2 or not all(_is_int(s) and 0 <= s <= _MAX_15BIT for s in score):
+            raise MatchIDError(f"score {self.score!r} must be two integers 0..{_MAX_15BIT}")
+        if ml > 0 and self.game_state in (0, 1) and max(score) >= ml:
+            raise MatchIDError(
+                f"score {score[0]}-{score[1]} is not below the match length {ml} (the match would be over)"
+            )
+        if self.crawford:
+            if ml == 0:
+                raise MatchIDError("Crawford game flag set in a money game (match length 0)")
+            if ml - 1 not in score:
+                raise MatchIDError(
+                    f"Crawford game flag set but neither player is 1-away (score {score[0]}-{score[1]}, "
+                    f"match length {ml})"
+                )
+        return self
+
+
+def encode_match_id(state: MatchState) -> str:
+    """The 12-character Match ID of a :class:`MatchState`.
+
+    Dice are written in the order given (gnubg writes the higher die first).
+
+    Raises:
+        MatchIDError: a field out of range (see :meth:`MatchState.validate`).
+    """
+    if not isinstance(state, MatchState):
+        raise MatchIDError(f"encode_match_id takes a MatchState, got {type(state).__name__}")
+    state.validate()
+    values = {
+        "cube": int(state.cube_value).bit_length() - 1,
+        "cube_owner": 3 if state.cube_owner == -1 else state.cube_owner,
+        "player_on_roll": state.player_on_roll,
+        "crawford": int(bool(state.crawford)),
+        "game_state": state.game_state,
+        "turn": state.turn,
+        "double_offered": int(bool(state.double_offered)),
+        "resign": state.resign,
+        "die1": state.dice[0],
+        "die2": state.dice[1],
+        "match_length": state.match_length,
+        "score0": state.score[0],
+        "score1": state.score[1],
+        "jacoby_off": int(not state.jacoby),
+        "unused": 0,
+    }
+    key = 0
+    for name, start, _width in _FIELDS:
+        key |= int(values[name]) << start
+    return base64.b64encode(key.to_bytes(9, "little")).decode("ascii")
+
+
+def decode_match_id(match_id: str) -> MatchState:
+    """Decode a 12-character Match ID, e.g. ``'cAkAAAAAAAAA'`` (surrounding whitespace is ignored).
+
+    Returns:
+        The :class:`MatchState`; dice are kept in the order written (``'cIgUAAAAAAAA'`` gives ``(1, 5)``).
+
+    Raises:
+        MatchIDError: naming the fault: wrong length, a character outside the Base64 alphabet (quoted), or a
+            field with an impossible value (cube owner bits 2, game state 5..7, a die of 7, only one die,
+            score not below the match length, Crawford without a 1-away side, unused bits set).
+    """
+    if not isinstance(match_id, str):
+        raise MatchIDError(f"Match ID must be a string, got {type(match_id).__name__}")
+    s = match_id.strip()
+    if len(s) != MATCH_ID_LENGTH:
+        raise MatchIDError(f"Match ID {s!r}: wrong length {len(s)} (a Match ID has {MATCH_ID_LENGTH} characters)")
+    for j, c in enumerate(s):
+        if not _BASE64_RE.fullmatch(c):
+            raise MatchIDError(f"Match ID {s!r}: bad character {c!r} at position {j + 1} (not in the Base64 alphabet)")
+    try:
+        key = int.from_bytes(base64.b64decode(s, validate=True), "little")
+    except (binascii.Error, ValueError) as exc:  # pragma: no cover - excluded by the character check
+        raise MatchIDError(f"Match ID {s!r}: not valid Base64 ({exc})") from None
+    f = {name: (key >> start) & ((1 << width) - 1) for name, start, width in _FIELDS}
+
+    def bad(what: str) -> MatchIDError:
+        return MatchIDError(f"Match ID {s!r}: {what}")
+
+    if f["unused"]:
+        raise bad(f"unused bits 67-71 are set (value {f['unused']})")
+    if f["cube_owner"] == 2:
+        raise bad("cube owner bits are 2 (must be 0 = player 0, 1 = player 1 or 3 = centred)")
+    if f["game_state"] not in GAME_STATES:
+        raise bad(f"game state {f['game_state']} is not one of 0..4")
+    for name in ("die1", "die2"):
+        if f[name] == 7:
+            raise bad(f"{name.replace('die', 'die ')} is 7")
+    if (f["die1"] == 0) != (f["die2"] == 0):
+        raise bad(f"only one die is rolled (dice {f['die1']}, {f['die2']})")
+    state = MatchState(
+        cube_value=1 << f["cube"],
+        cube_owner=-1 if f["cube_owner"] == 3 else f["cube_owner"],
+        player_on_roll=f["player_on_roll"],
+        crawford=bool(f["crawford"]),
+        game_state=f["game_state"],
+        turn=f["turn"],
+        double_offered=bool(f["double_offered"]),
+        resign=f["resign"],
+        dice=(f["die1"], f["die2"]),
+        match_length=f["match_length"],
+        score=(f["score0"], f["score1"]),
+        jacoby=not f["jacoby_off"],
+    )
+    try:
+        return state.validate()
+    except MatchIDError as exc:
+        raise bad(str(exc)) from None
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
