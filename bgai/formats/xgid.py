@@ -1,0 +1,354 @@
+"""XGID, eXtreme Gammon's position string: decode and encode.
+
+Format (sources: GNU Backgammon's reader ``SetXGID`` in ``set.c`` and ``PositionFromXG`` in ``positionid.c``,
+cross-checked with independent parsers; summarised with test vectors in ``shared/PROTOCOLS.md`` section 3):
+``XGID=`` (optional) then 10 colon-separated fields
+
+===  ===============  ======================================================================================
+ 1   position         26 characters: char 0 = the **top** player's bar, chars 1..24 = points 1..24 from the
+                      **bottom** player's view (bottom moves 24 -> 1), char 25 = the **bottom** player's bar;
+                      ``-`` empty, ``A``..``P`` 1..16 bottom checkers, ``a``..``p`` 1..16 top checkers
+ 2   cube             log2 of the cube value
+ 3   cube position    1 bottom owns, 0 centred, -1 top owns
+ 4   turn             1 bottom on roll, -1 top on roll (the board string does not change with the turn)
+ 5   dice             ``00`` to roll or double, two digits 1..6 = the rolled dice, ``D`` = the player named
+                      by ``turn`` has doubled (the cube field is the cube before the double); XG's ``B`` and
+                      ``R`` (beaver, raccoon) are refused, as by GNU Backgammon
+ 6   score bottom
+ 7   score top
+ 8   rules            match: 1 = Crawford game, 0 = not; money: bit 0 Jacoby, bit 1 beaver (0..3)
+ 9   match length     0 = money game
+10   max cube         log2 of the money-game cube limit (often 8 or 10; 0 = cubeless for gnubg)
+===  ===============  ======================================================================================
+
+Off counts are implicit (15 minus the checkers shown).  :class:`XGIDState` holds everything relative to the
+player named by ``turn`` (the side on roll, or the doubler when a double is pending): its board is in bgai's
+layout from that player's view (row 0 = that player), its cube owner and score are "that player first".
+"""
+
+from __future__ import annotations
+
+import numbers
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bgai.board import BAR, validation_errors
+from bgai.errors import XGIDError
+
+__all__ = ["XGIDState", "decode_xgid", "encode_xgid"]
+
+_FIELD_NAMES = (
+    "position",
+    "cube",
+    "cube position",
+    "turn",
+    "dice",
+    "score bottom",
+    "score top",
+    "rules",
+    "match length",
+    "max cube",
+)
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_MAX_CUBE_LOG2 = 15
+
+
+@dataclass(frozen=True, eq=False)
+class XGIDState:
+    """The contents of an XGID, relative to the player named by its ``turn`` field.
+
+    Attributes:
+        board: ``(2, 25)`` ``int8`` board in bgai's layout, row 0 = the player named by ``turn`` (on roll, or
+            the doubler when ``double_offered``), row 1 = the other player; read-only.
+        cube_value: cube value 1, 2, 4, ... (before the double when ``double_offered``).
+        cube_owner: -1 centred, 0 = row 0's player owns it, 1 = row 1's player owns it.
+        dice: rolled dice ``(d1, d2)`` in the order written, or ``(0, 0)`` when not rolled.
+        double_offered: the dice field is ``D``.
+        score: ``(row 0's player, row 1's player)`` points.
+        match_length: 0 = money game.
+        crawford: the Crawford game (match play).
+        jacoby: Jacoby rule (money play).
+        beaver: beavers allowed (money play).
+        max_cube: log2 of the money-game cube limit, as written (e.g. 10 -> 1024; 0 = cubeless for gnubg).
+        bottom_on_roll: True when the XGID's ``turn`` is 1 (row 0 is the bottom player); encoding keeps the
+            same orientation.
+    """
+
+    board: np.ndarray
+    cube_value: int = 1
+    cube_owner: int = -1
+    dice: tuple[int, int] = (0, 0)
+    double_offered: bool = False
+    score: tuple[int, int] = (0, 0)
+    match_length: int = 0
+    crawford: bool = False
+    jacoby: bool = False
+    beaver: bool = False
+    max_cube: int = 10
+    bottom_on_roll: bool = field(default=True)
+
+    def __post_init__(self) -> None:
+        arr = np.array(self.board, dtype=np.int16, copy=True)
+        if arr.shape != (2, 25):
+            raise XGIDError(f"board must have shape (2, 25), got {arr.shape}")
+        msg = validation_errors(arr)[0]
+        if msg is not None:
+            raise XGIDError(f"position: impossible position: {msg}")
+        arr = arr.astype(np.int8)
+        arr.setflags(write=False)
+        object.__setattr__(self, "board", arr)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, XGIDState):
+            return NotImplemented
+        return np.array_equal(self.board, other.board) and all(
+            getattr(self, k) == getattr(other, k)
+            for k in (
+                "cube_value",
+                "cube_owner",
+                "dice",
+                "double_offered",
+                "score",
+                "match_length",
+                "crawford",
+                "jacoby",
+                "beaver",
+                "max_cube",
+                "bottom_on_roll",
+            )
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def decode_xgid(xgid: str) -> XGIDState:
+    """Decode an XGID such as ``'XGID=-b----E-C---eE---c-e----B-:0:0:1:52:0:0:3:0:10'``.
+
+    The ``XGID=`` prefix is optional and surrounding whitespace is ignored.  With ``turn`` = -1 the sides are
+    swapped so that the board is from the top player's view.
+
+    Returns:
+        :class:`XGIDState`, relative to the player named by ``turn``.
+
+    Raises:
+        XGIDError: naming the field at fault: wrong number of fields, a position of the wrong length or with a
+            bad character (quoted), a checker of the wrong colour on a bar, an impossible position, a cube
+            that is not 0..15, a cube position or turn outside its values, dice that are not ``00``, ``D`` or
+            two digits 1..6, negative scores, scores not below the match length, a rules value out of range.
+    """
+    if not isinstance(xgid, str):
+        raise XGIDError(f"XGID must be a string, got {type(xgid).__name__}")
+    text = xgid.strip()
+    body = text[5:] if text[:5].upper() == "XGID=" else text
+    parts = body.split(":")
+    if len(parts) != len(_FIELD_NAMES):
+        raise XGIDError(
+            f"XGID {text!r}: {len(parts)} colon-separated fields, expected {len(_FIELD_NAMES)} "
+            f"({', '.join(_FIELD_NAMES)})"
+        )
+
+    def bad(what: str) -> XGIDError:
+        return XGIDError(f"XGID {text!r}: {what}")
+
+    def integer(idx: int) -> int:
+        s = parts[idx]
+        if not _INT_RE.fullmatch(s):
+            raise bad(f"{_FIELD_NAMES[idx]} field {s!r} is not an integer")
+        return int(s)
+
+    bottom, top = _parse_position(parts[0], bad)
+    cube_log2 = integer(1)
+    if not 0 <= cube_log2 <= _MAX_CUBE_LOG2:
+        raise bad(f"cube field {cube_log2} is not 0..{_MAX_CUBE_LOG2} (log2 of the cube value)")
+    cube_pos = integer(2)
+    if cube_pos not in (-1, 0, 1):
+        raise bad(f"cube position field {cube_pos} must be 1 (bottom owns), 0 (centred) or -1 (top owns)")
+    turn = integer(3)
+    if turn not in (1, -1):
+        raise bad(f"turn field {turn} must be 1 (bottom on roll) or -1 (top on roll)")
+    dice_text = parts[4]
+    double_offered = False
+    if dice_text == "D":
+        dice = (0, 0)
+        double_offered = True
+    elif dice_text in ("B", "R"):
+        kind = "beaver" if dice_text == "B" else "raccoon"
+        raise bad(f"dice field {dice_text!r} ({kind}) is not supported; expected 00, two dice 1..6 or D")
+    elif re.fullmatch(r"[0-9]{2}", dice_text):
+        dice = (int(dice_text[0]), int(dice_text[1]))
+        if dice != (0, 0) and not all(1 <= d <= 6 for d in dice):
+            raise bad(f"dice field {dice_text!r} must be 00 or two dice 1..6")
+    else:
+        raise bad(f"dice field {dice_text!r} must be 00, two dice 1..6 (e.g. 52) or D")
+    score_bottom, score_top = integer(5), integer(6)
+    for name, v in (("score bottom", score_bottom), ("score top", score_top)):
+        if v < 0:
+            raise bad(f"{name} field {v} is negative")
+    rules = integer(7)
+    match_length = integer(8)
+    if match_length < 0:
+        raise bad(f"match length field {match_length} is negative")
+    max_cube = integer(9)
+    if not 0 <= max_cube <= _MAX_CUBE_LOG2:
+        raise bad(f"max cube field {max_cube} is not 0..{_MAX_CUBE_LOG2} (log2 of the cube limit)")
+    if match_length > 0:
+        if rules not in (0, 1):
+            raise bad(f"rules field {rules} must be 0 or 1 (Crawford game) in match play")
+        if max(score_bottom, score_top) >= match_length:
+            raise bad(f"score {score_bottom}-{score_top} is not below the match length {match_length}")
+        crawford, jacoby, beaver = bool(rules), False, False
+        if crawford and match_length - 1 not in (score_bottom, score_top):
+            raise bad(
+                f"rules field says Crawford game but neither player is 1-away "
+                f"(score {score_bottom}-{score_top}, match length {match_length})"
+            )
+    else:
+        if not 0 <= rules <= 3:
+            raise bad(f"rules field {rules} must be 0..3 in money play (bit 0 Jacoby, bit 1 beaver)")
+        crawford, jacoby, beaver = False, bool(rules & 1), bool(rules & 2)
+
+    if turn == 1:
+        board = np.stack([bottom, top])
+        owner = {1: 0, 0: -1, -1: 1}[cube_pos]
+        score = (score_bottom, score_top)
+    else:
+        board = np.stack([top, bottom])
+        owner = {1: 1, 0: -1, -1: 0}[cube_pos]
+        score = (score_top, score_bottom)
+    try:
+        return XGIDState(
+            board=board,
+            cube_value=1 << cube_log2,
+            cube_owner=owner,
+            dice=dice,
+            double_offered=double_offered,
+            score=score,
+            match_length=match_length,
+            crawford=crawford,
+            jacoby=jacoby,
+            beaver=beaver,
+            max_cube=max_cube,
+            bottom_on_roll=turn == 1,
+        )
+    except XGIDError as exc:
+        raise bad(str(exc)) from None
+
+
+def encode_xgid(state: XGIDState) -> str:
+    """The XGID (with the ``XGID=`` prefix) of an :class:`XGIDState`.
+
+    Row 0 of the board becomes the bottom player when ``state.bottom_on_roll`` (turn 1), else the top player
+    (turn -1).  Dice are written in the order given.
+
+    Raises:
+        XGIDError: a field out of range (cube not a power of two up to 2**15, cube owner not -1/0/1, dice not
+            1..6 or (0, 0), dice together with a double, negative scores or scores not below the match length,
+            Crawford in a money game, max cube not 0..15).
+    """
+    if not isinstance(state, XGIDState):
+        raise XGIDError(f"encode_xgid takes an XGIDState, got {type(state).__name__}")
+    cv = state.cube_value
+    if not _is_int(cv) or cv < 1 or cv > 1 << _MAX_CUBE_LOG2 or cv & (cv - 1):
+        raise XGIDError(f"cube value {cv!r} is not a power of two from 1 to 2**{_MAX_CUBE_LOG2}")
+    if not _is_int(state.cube_owner) or state.cube_owner not in (-1, 0, 1):
+        raise XGIDError(f"cube owner {state.cube_owner!r} must be -1 (centred), 0 or 1")
+    dice = tuple(state.dice)
+    if len(dice) != 2 or not all(_is_int(d) for d in dice) or (
+        dice != (0, 0) and not all(1 <= d <= 6 for d in dice)
+    ):
+        raise XGIDError(f"dice {state.dice!r} must be two dice 1..6 or (0, 0)")
+    if state.double_offered and dice != (0, 0):
+        raise XGIDError(f"dice {dice!r} given together with a pending double (the dice field would be D)")
+    score = tuple(state.score)
+    if len(score) != 2 or not all(_is_int(s) and s >= 0 for s in score):
+        raise XGIDError(f"score {state.score!r} must be two non-negative integers")
+    ml = state.match_length
+    if not _is_int(ml) or ml < 0:
+        raise XGIDError(f"match length {ml!r} must be a non-negative integer")
+    if ml > 0 and max(score) >= ml:
+        raise XGIDError(f"score {score[0]}-{score[1]} is not below the match length {ml}")
+    if ml == 0 and state.crawford:
+        raise XGIDError("Crawford game in a money game (match length 0)")
+    if not _is_int(state.max_cube) or not 0 <= state.max_cube <= _MAX_CUBE_LOG2:
+        raise XGIDError(f"max cube {state.max_cube!r} is not 0..{_MAX_CUBE_LOG2} (log2 of the cube limit)")
+
+    board = state.board.astype(np.int16)
+    if state.bottom_on_roll:
+        bottom, top = board[0], board[1]
+        cube_pos = {-1: 0, 0: 1, 1: -1}[state.cube_owner]
+        score_bottom, score_top = score
+        turn = 1
+    else:
+        top, bottom = board[0], board[1]
+        cube_pos = {-1: 0, 0: -1, 1: 1}[state.cube_owner]
+        score_top, score_bottom = score
+        turn = -1
+    chars = ["-"] * 26
+    for i in range(1, 25):
+        nb, nt = int(bottom[i - 1]), int(top[24 - i])
+        if nb:
+            chars[i] = chr(ord("A") + nb - 1)
+        elif nt:
+            chars[i] = chr(ord("a") + nt - 1)
+    if top[BAR]:
+        chars[0] = chr(ord("a") + int(top[BAR]) - 1)
+    if bottom[BAR]:
+        chars[25] = chr(ord("A") + int(bottom[BAR]) - 1)
+    if state.double_offered:
+        dice_text = "D"
+    else:
+        dice_text = f"{dice[0]}{dice[1]}"
+    rules = int(state.crawford) if ml > 0 else int(state.jacoby) | (int(state.beaver) << 1)
+    fields = [
+        "".join(chars),
+        str(int(cv).bit_length() - 1),
+        str(cube_pos),
+        str(turn),
+        dice_text,
+        str(score_bottom),
+        str(score_top),
+        str(rules),
+        str(ml),
+        str(state.max_cube),
+    ]
+    return "XGID=" + ":".join(fields)
+
+
+def _parse_position(pos: str, bad) -> tuple[np.ndarray, np.ndarray]:
+    """Board string -> (bottom row, top row), each in bgai's per-side layout (own point numbers)."""
+    if len(pos) != 26:
+        raise bad(f"position field has {len(pos)} characters, expected 26")
+    bottom = np.zeros(25, dtype=np.int16)
+    top = np.zeros(25, dtype=np.int16)
+    for i, c in enumerate(pos):
+        if c == "-":
+            continue
+        if "A" <= c <= "P":
+            n, is_bottom = ord(c) - ord("A") + 1, True
+        elif "a" <= c <= "p":
+            n, is_bottom = ord(c) - ord("a") + 1, False
+        else:
+            raise bad(f"position field: bad character {c!r} at position {i + 1} (expected -, A-P or a-p)")
+        if i == 0:
+            if is_bottom:
+                raise bad(f"position field: character 1 is the top player's bar but holds bottom checkers {c!r}")
+            top[BAR] = n
+        elif i == 25:
+            if not is_bottom:
+                raise bad(f"position field: character 26 is the bottom player's bar but holds top checkers {c!r}")
+            bottom[BAR] = n
+        elif is_bottom:
+            bottom[i - 1] = n
+        else:
+            top[24 - i] = n
+    for name, row in (("bottom", bottom), ("top", top)):
+        if row.sum() > 15:
+            raise bad(f"position field: the {name} player has {row.sum()} checkers (max 15)")
+    return bottom, top
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
