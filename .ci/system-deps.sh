@@ -3,9 +3,9 @@
 # Chromium (web page test). Installed only when missing and when running as root.
 set -u
 need=()
-command -v gnubg >/dev/null 2>&1 || need+=(gnubg)
+{ command -v gnubg || [ -x /usr/games/gnubg ]; } >/dev/null 2>&1 || need+=(gnubg)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ ${#need[@]} -eq 0 ] && exit 0
 [ "$(id -u)" = 0 ] || exit 1
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null && apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}" >/dev/null

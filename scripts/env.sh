@@ -25,4 +25,4 @@ if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
   .venv/bin/python -m pip install -q -e ".[dev]"
   touch "$STAMP"
 fi
-export PATH="$ROOT/.venv/bin:$PATH"
+export PATH="$ROOT/.venv/bin:$PATH:/usr/games"  # Debian installs gnubg in /usr/games
