@@ -1,0 +1,77 @@
+"""GNU Backgammon's 0-ply evaluator as a bgai agent, through the optional ``gnubg-nn`` package.
+
+GNU Backgammon (gnubg) 0-ply = its neural nets (contact, crashed, race) plus its bear-off databases, no
+look-ahead: the strong reference every bgai model is compared with.  ``gnubg_nn.probabilities(board, 0)`` takes
+one position at a time in gnubg's layout ``[[opponent 25], [side on roll 25]]`` (bgai's rows reversed) and returns
+``(win, win gammon, win backgammon, lose gammon, lose backgammon)`` for the side on roll; gnubg-nn has no batched
+entry point, so this agent loops in Python over the **distinct** positions of a batch.  Install it with
+``pip install 'bgai[gnubg]'`` (the ``gnubg-nn`` package).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bgai.agents.base import ProbabilityAgent
+from bgai.board import as_batch, result_kind
+from bgai.errors import AgentSpecError
+
+
+def import_gnubg_nn():
+    """Import and return the ``gnubg_nn`` module.
+
+    Raises:
+        AgentSpecError: gnubg-nn is not installed (with the command that installs it).
+    """
+    try:
+        import gnubg_nn
+    except ImportError as exc:
+        raise AgentSpecError(
+            "agent 'gnubg' needs the optional package gnubg-nn, which is not installed "
+            "(pip install 'bgai[gnubg]' or pip install gnubg-nn)"
+        ) from exc
+    return gnubg_nn
+
+
+class GnubgAgent(ProbabilityAgent):
+    """GNU Backgammon 0-ply (cubeless money equity from its 5 probabilities), via gnubg-nn.
+
+    Finished positions (one side has borne off all its checkers) are scored exactly here, not by gnubg.
+
+    Raises:
+        AgentSpecError: on construction, when gnubg-nn is not installed.
+    """
+
+    name = "gnubg"
+
+    def __init__(self) -> None:
+        self._g = import_gnubg_nn()
+
+    def probabilities(self, boards: np.ndarray) -> np.ndarray:
+        """``(N, 5)`` float64 gnubg 0-ply probabilities for the side on roll of each ``(N, 2, 25)`` board."""
+        b = as_batch(boards)
+        n = b.shape[0]
+        out = np.zeros((n, 5), dtype=np.float64)
+        if n == 0:
+            return out
+        left = b.sum(axis=2, dtype=np.int16)
+        over = (left == 0).any(axis=1)
+        if over.any():
+            winner, points = result_kind(b[over])
+            rows = np.zeros((int(over.sum()), 5))
+            won = winner == 0
+            rows[:, 0] = won
+            rows[:, 1] = won & (points >= 2)
+            rows[:, 2] = won & (points >= 3)
+            rows[:, 3] = ~won & (points >= 2)
+            rows[:, 4] = ~won & (points >= 3)
+            out[over] = rows
+        live = np.flatnonzero(~over)
+        if live.size:
+            uniq, inverse = np.unique(b[live].reshape(live.size, -1), axis=0, return_inverse=True)
+            probs = np.empty((uniq.shape[0], 5), dtype=np.float64)
+            evaluate = self._g.probabilities
+            for i, flat in enumerate(uniq.reshape(-1, 2, 25).tolist()):
+                probs[i] = evaluate([flat[1], flat[0]], 0)
+            out[live] = probs[inverse.reshape(-1)]
+        return out

@@ -1,0 +1,396 @@
+"""Series of games between two agents, with duplicate dice, statistics and reports; and ranked plays (hints).
+
+Duplicate dice (the default): games are played in mirrored pairs.  Pair ``p`` plays the dice generator
+:func:`bgai.play.dice_rng` ``(seed, p)`` twice, once with A in seat 0 and once with A in seat 1, so both players
+get the same luck; the pair's average is one sample, and the 95% confidence interval of the points per game
+(ppg) comes from the variance between pairs.  Plain mode plays independent games (game ``g`` uses
+``dice_rng(seed, g)``, A's seat alternating) and takes the variance between games.
+
+Reproducibility: the games are cut into work units of ``chunk_games`` games (whole pairs); unit ``c`` gives
+its agents ``np.random.default_rng(SeedSequence(seed, spawn_key=(1, c)))``.  Units are independent of each other
+and of the process that plays them, so the same seed gives the same results for any number of workers.
+
+Statistics: ppg = mean of A's points per game (cubeless money, 1/2/3 a game); 95% CI = ppg +- 1.96 standard
+errors (normal approximation).  Win % counts all wins; gammon % counts wins by gammon **or** backgammon and
+backgammon % wins by backgammon (cumulative, like GNU Backgammon's outputs), each as a share of all games.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing as mp
+import os
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+import numpy as np
+
+from bgai.agents.base import Agent
+from bgai.errors import BgaiError
+from bgai.play import GameResults, dice_rng, play_games
+
+#: Games per work unit (an even number, so duplicate pairs are never split).
+CHUNK_GAMES = 500
+
+#: z value of a two-sided 95% normal confidence interval.
+Z95 = 1.959963984540054
+
+
+@dataclass
+class SideStats:
+    """Outcome shares for one player, as fractions of all games (0..1)."""
+
+    win: float
+    gammon: float
+    backgammon: float
+
+
+@dataclass
+class EvalReport:
+    """Result of :func:`evaluate`, for A against B.
+
+    Attributes:
+        agent_a, agent_b: names/specs.
+        mode: ``'duplicate'`` or ``'plain'``.
+        games, seed, workers: as run.
+        ppg: A's mean points per game (cubeless money).
+        ci95: half-width of the 95% confidence interval of ``ppg`` (points per game).
+        stderr: standard error of ``ppg``.
+        a, b: :class:`SideStats` for each player.
+        avg_plies: mean game length in plies (turns, passes included).
+        seconds: wall time of the games; ``games_per_s`` = games / seconds.
+    """
+
+    agent_a: str
+    agent_b: str
+    mode: str
+    games: int
+    seed: int
+    workers: int
+    ppg: float
+    ci95: float
+    stderr: float
+    a: SideStats
+    b: SideStats
+    avg_plies: float
+    seconds: float
+    games_per_s: float
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict (the ``--json`` output of ``bgai eval``)."""
+        d = asdict(self)
+        d["ci95_low"] = self.ppg - self.ci95
+        d["ci95_high"] = self.ppg + self.ci95
+        return d
+
+    def table(self) -> str:
+        """Human-readable report."""
+        rows = [
+            f"{self.agent_a} vs {self.agent_b}: {self.games} games ({self.mode} dice), seed {self.seed}",
+            f"  ppg for {self.agent_a}: {self.ppg:+.3f} +- {self.ci95:.3f} (95% CI "
+            f"{self.ppg - self.ci95:+.3f} .. {self.ppg + self.ci95:+.3f})",
+            f"  {'':<14}{'win %':>8}{'gammon %':>10}{'bg %':>8}",
+        ]
+        for name, s in ((self.agent_a, self.a), (self.agent_b, self.b)):
+            rows.append(f"  {name[:14]:<14}{100 * s.win:8.2f}{100 * s.gammon:10.2f}{100 * s.backgammon:8.2f}")
+        rows.append(f"  average game length: {self.avg_plies:.1f} plies")
+        rows.append(f"  {self.games_per_s:.1f} games/s ({self.seconds:.1f} s, {self.workers} worker(s))")
+        return "\n".join(rows)
+
+
+def summarize(
+    results: GameResults, *, duplicate: bool, agent_a: str, agent_b: str, seed: int, workers: int, seconds: float
+) -> EvalReport:
+    """Statistics of a series (games in pair order for duplicate mode: games 2p and 2p+1 form pair p).
+
+    Raises:
+        BgaiError: no games.
+    """
+    pts = results.points_a.astype(np.float64)
+    n = pts.size
+    if n == 0:
+        raise BgaiError("no games to summarize")
+    samples = pts.reshape(-1, 2).mean(axis=1) if duplicate else pts
+    ppg = float(samples.mean())
+    stderr = float(samples.std(ddof=1) / math.sqrt(samples.size)) if samples.size > 1 else float("nan")
+
+    def side(player: int) -> SideStats:
+        won = results.winner == player
+        return SideStats(
+            win=float(won.mean()),
+            gammon=float((won & (results.points >= 2)).mean()),
+            backgammon=float((won & (results.points >= 3)).mean()),
+        )
+
+    return EvalReport(
+        agent_a=agent_a,
+        agent_b=agent_b,
+        mode="duplicate" if duplicate else "plain",
+        games=n,
+        seed=seed,
+        workers=workers,
+        ppg=ppg,
+        ci95=Z95 * stderr,
+        stderr=stderr,
+        a=side(0),
+        b=side(1),
+        avg_plies=float(results.plies.mean()),
+        seconds=seconds,
+        games_per_s=n / seconds if seconds > 0 else float("inf"),
+    )
+
+
+# --- work units -----------------------------------------------------------------------------------------------
+
+_WORKER_AGENTS: tuple[Agent, Agent] | None = None
+
+
+def _build(agent: str | Agent) -> Agent:
+    if isinstance(agent, Agent):
+        return agent
+    from bgai.agents.registry import make_agent
+
+    return make_agent(agent)
+
+
+def _init_worker(agent_a, agent_b) -> None:
+    global _WORKER_AGENTS
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if "torch" in sys.modules:  # pragma: no cover - only with neural agents
+        sys.modules["torch"].set_num_threads(1)
+    a = _build(agent_a)
+    b = a if agent_b is _SAME else _build(agent_b)
+    _WORKER_AGENTS = (a, b)
+
+
+_SAME = "__same_as_a__"
+
+
+def play_unit(
+    agents: tuple[Agent, Agent], seed: int, unit: int, games: int, chunk_games: int, duplicate: bool
+) -> GameResults:
+    """Play work unit ``unit`` of a series of ``games`` games (see the module docstring).
+
+    Returns:
+        :class:`~bgai.play.GameResults` of the unit's games in series order (pairs adjacent in duplicate mode).
+    """
+    start = unit * chunk_games
+    stop = min(start + chunk_games, games)
+    ids = np.arange(start, stop)
+    if duplicate:
+        dice_ids = ids // 2
+        a_seat = ids % 2
+    else:
+        dice_ids = ids
+        a_seat = ids % 2
+    rngs = [dice_rng(seed, int(i)) for i in dice_ids]
+    agent_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1, unit)))
+    return play_games(agents, rngs, agent_rng, a_seat=a_seat)
+
+
+def _worker_unit(args) -> tuple[int, GameResults]:
+    unit, seed, games, chunk_games, duplicate = args
+    assert _WORKER_AGENTS is not None
+    return unit, play_unit(_WORKER_AGENTS, seed, unit, games, chunk_games, duplicate)
+
+
+def _concat(parts: list[GameResults]) -> GameResults:
+    return GameResults(
+        winner=np.concatenate([p.winner for p in parts]),
+        points=np.concatenate([p.points for p in parts]),
+        plies=np.concatenate([p.plies for p in parts]),
+        a_seat=np.concatenate([p.a_seat for p in parts]),
+    )
+
+
+def evaluate(
+    agent_a: str | Agent,
+    agent_b: str | Agent,
+    games: int,
+    seed: int,
+    *,
+    workers: int = 1,
+    duplicate: bool = True,
+    chunk_games: int = CHUNK_GAMES,
+    progress: bool = False,
+    on_unit: Callable[[GameResults], None] | None = None,
+) -> EvalReport:
+    """Play a series of cubeless money games between A and B and report A's results.
+
+    Args:
+        agent_a, agent_b: agent specs (:func:`bgai.agents.registry.make_agent`) or agent objects (objects are
+            pickled to the worker processes when ``workers > 1``).
+        games: number of games, > 0; even in duplicate mode.
+        seed: series seed (any non-negative int).
+        workers: processes to play in (1 = in this process).
+        duplicate: mirrored duplicate-dice pairs (default) or plain independent games.
+        chunk_games: games per work unit (even); results depend on it, not on ``workers``.
+        progress: show a tqdm progress bar with the running ppg on stderr.
+        on_unit: called with each finished unit's results (in completion order).
+
+    Returns:
+        :class:`EvalReport`.
+
+    Raises:
+        BgaiError: ``games`` not positive (or odd in duplicate mode), ``workers`` < 1, bad ``chunk_games``;
+            :class:`~bgai.errors.AgentSpecError` / :class:`~bgai.errors.CheckpointError` for bad agent specs (raised
+            before any game is played).
+    """
+    if not isinstance(games, (int, np.integer)) or isinstance(games, bool) or games <= 0:
+        raise BgaiError(f"number of games must be a positive integer, got {games!r}")
+    if duplicate and games % 2:
+        raise BgaiError(f"duplicate mode plays mirrored pairs: the number of games must be even, got {games}")
+    if workers < 1:
+        raise BgaiError(f"workers must be >= 1, got {workers}")
+    if chunk_games < 2 or chunk_games % 2:
+        raise BgaiError(f"chunk_games must be an even number >= 2, got {chunk_games}")
+    if seed < 0:
+        raise BgaiError(f"seed must be >= 0, got {seed}")
+    same = agent_a is agent_b or (isinstance(agent_a, str) and agent_a == agent_b)
+    a = _build(agent_a)  # validates specs before anything runs
+    b = a if same else _build(agent_b)
+    name_a = agent_a if isinstance(agent_a, str) else a.name
+    name_b = agent_b if isinstance(agent_b, str) else b.name
+    units = math.ceil(games / chunk_games)
+    workers = min(workers, units)
+    parts: dict[int, GameResults] = {}
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=games, unit="game", desc=f"{name_a} vs {name_b}", file=sys.stderr, dynamic_ncols=True)
+    total_pts = 0.0
+    done_games = 0
+
+    def collect(unit: int, res: GameResults) -> None:
+        nonlocal total_pts, done_games
+        parts[unit] = res
+        total_pts += float(res.points_a.sum())
+        done_games += len(res.points)
+        if bar is not None:
+            bar.update(len(res.points))
+            bar.set_postfix(ppg=f"{total_pts / done_games:+.3f}")
+        if on_unit is not None:
+            on_unit(res)
+
+    t0 = time.perf_counter()
+    try:
+        if workers == 1:
+            for unit in range(units):
+                collect(unit, play_unit((a, b), seed, unit, games, chunk_games, duplicate))
+        else:
+            ctx = mp.get_context("spawn")
+            init_args = (agent_a, _SAME if same else agent_b)
+            jobs = [(u, seed, games, chunk_games, duplicate) for u in range(units)]
+            with ctx.Pool(workers, initializer=_init_worker, initargs=init_args) as pool:
+                for unit, res in pool.imap_unordered(_worker_unit, jobs):
+                    collect(unit, res)
+    finally:
+        if bar is not None:
+            bar.close()
+    seconds = time.perf_counter() - t0
+    results = _concat([parts[u] for u in range(units)])
+    return summarize(
+        results, duplicate=duplicate, agent_a=name_a, agent_b=name_b, seed=seed, workers=workers, seconds=seconds
+    )
+
+
+def write_json_atomic(path: str, data) -> None:
+    """Write ``data`` as JSON to ``path`` via a temporary file in the same directory and ``os.replace``.
+
+    Raises:
+        OSError: the directory does not exist or is not writable (nothing is left behind).
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# --- ranked plays (hints) -------------------------------------------------------------------------------------
+
+
+@dataclass
+class RankedPlay:
+    """One legal play with the agent's evaluation.
+
+    Attributes:
+        afterstate: ``(2, 25)`` int8, mover's view.
+        equity: cubeless equity in ppg for probability agents; the agent's score (e.g. pubeval's) otherwise.
+        probabilities: ``(5,)`` float64 in :data:`bgai.equity.OUTPUTS` order for the mover, or ``None``.
+    """
+
+    afterstate: np.ndarray
+    equity: float
+    probabilities: np.ndarray | None
+
+
+def score_plays(agent: Agent, boards: np.ndarray, after: np.ndarray, src: np.ndarray):
+    """The agent's value of each afterstate: ``(scores (M,), probabilities (M, 5) or None)``.
+
+    Uses ``agent.evaluate_plays(boards, after, src)`` when the agent has it (pubeval and the heuristics, whose
+    scores depend on the position before the play), else :class:`~bgai.agents.base.ProbabilityAgent`'s
+    probabilities or a :class:`~bgai.agents.base.ValueAgent`'s ``evaluate_afterstates``.
+
+    Raises:
+        AgentSpecError: the agent has no evaluation (e.g. ``random``).
+    """
+    from bgai.agents.base import ProbabilityAgent, ValueAgent
+    from bgai.equity import cubeless_equity
+    from bgai.errors import AgentSpecError
+
+    if isinstance(agent, ProbabilityAgent):
+        probs = agent.afterstate_probabilities(after)
+        return cubeless_equity(probs), probs
+    if hasattr(agent, "evaluate_plays"):
+        return np.asarray(agent.evaluate_plays(boards, after, src), dtype=np.float64), None
+    if isinstance(agent, ValueAgent):
+        return np.asarray(agent.evaluate_afterstates(after), dtype=np.float64), None
+    raise AgentSpecError(f"agent {getattr(agent, 'name', agent)!r} has no evaluation to rank plays with")
+
+
+def rank_plays(agent: Agent, boards: np.ndarray, dice: np.ndarray) -> list[list[RankedPlay]]:
+    """Every legal play of each position, ranked by the agent, best first; the whole batch in one agent call.
+
+    Args:
+        agent: an agent with an evaluation (not ``random``).
+        boards: ``(N, 2, 25)`` int8 positions, side on roll in row 0 (validated).
+        dice: ``(N, 2)`` dice 1..6.
+
+    Returns:
+        ``N`` lists of :class:`RankedPlay` (a single entry, the unchanged position, where no play is legal).
+        Ties keep the generator's order.
+
+    Raises:
+        InvalidPositionError, InvalidDiceError: bad input; AgentSpecError: the agent cannot evaluate.
+    """
+    from bgai.board import validate
+    from bgai.errors import InvalidDiceError
+    from bgai.movegen import afterstates
+
+    boards = validate(boards)
+    dice = np.asarray(dice)
+    if dice.shape != (len(boards), 2) or not np.isin(dice, np.arange(1, 7)).all():
+        raise InvalidDiceError(f"dice must be {(len(boards), 2)} values 1..6")
+    after, src = afterstates(boards, dice)
+    scores, probs = score_plays(agent, boards, after, src)
+    order = np.lexsort((np.arange(len(scores)), -scores, src))
+    out: list[list[RankedPlay]] = [[] for _ in range(len(boards))]
+    for i in order:
+        out[int(src[i])].append(
+            RankedPlay(after[i], float(scores[i]), None if probs is None else np.asarray(probs[i], dtype=np.float64))
+        )
+    return out
