@@ -1,0 +1,159 @@
+"""``bgai moves``: list the legal plays of a position.
+
+``bgai moves POSITION_ID DICE [--json]`` prints every legal play (one per distinct resulting position) in standard
+notation with the Position ID of the resulting position; ``bgai moves --batch FILE`` (``-`` = stdin) reads lines
+``POSITION_ID DICE`` and writes one JSON object per line::
+
+    {"position_id": "4HPwATDgc/ABMA", "dice": [3, 1], "plays": [{"play": "8/5 6/5", "position_id": "..."}, ...]}
+
+Resulting Position IDs are from the **mover's** view (sides not swapped: flip the board to get the opponent's
+turn).  When no play is legal the list holds one entry with ``"play": ""`` and the unchanged position (the turn
+passes).  A bad batch line gives ``{"line": n, "error": "..."}`` (1-based line numbers; blank lines are skipped)
+and the rest are still processed; the exit status is then 1.  Dice are written ``31``, ``3-1``, ``3,1`` or
+``3 1``; bad dice or a bad Position ID on the command line give ``bgai: error: ...`` and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from typing import Iterable, TextIO
+
+import numpy as np
+
+from bgai.errors import BgaiError, InvalidDiceError
+
+_DICE_RE = re.compile(r"\s*([0-9])\s*[-,\s]?\s*([0-9])\s*")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``moves`` subcommand to bgai's argument parser."""
+    p = subparsers.add_parser(
+        "moves",
+        help="list the legal plays of a position",
+        description=(
+            "List the legal plays of a position (GNU Backgammon Position ID, from the view of the side on roll) "
+            "with a roll, in standard notation, each with the Position ID of the resulting position from the "
+            "mover's view (sides not swapped)."
+        ),
+        epilog="examples:  bgai moves 4HPwATDgc/ABMA 31      bgai moves --batch positions.txt > plays.jsonl",
+    )
+    p.add_argument("position_id", nargs="?", metavar="POSITION_ID", help="GNU Backgammon Position ID (14 characters)")
+    p.add_argument("dice", nargs="?", metavar="DICE", help="the roll: 31, 3-1 or 3,1")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument(
+        "--batch",
+        metavar="FILE",
+        help="read lines 'POSITION_ID DICE' from FILE ('-' = stdin); write one JSON object per line",
+    )
+    p.set_defaults(func=run)
+
+
+def parse_dice(text: str) -> tuple[int, int]:
+    """Dice text ``'31'``, ``'3-1'``, ``'3,1'`` or ``'3 1'`` -> ``(3, 1)`` (order kept).
+
+    Raises:
+        InvalidDiceError: text that is not two dice, or a die outside 1..6 (quoting the text).
+    """
+    m = _DICE_RE.fullmatch(text or "")
+    if not m:
+        raise InvalidDiceError(f"bad dice {text!r}: expected two dice 1..6 such as 31, 3-1 or 3,1")
+    d1, d2 = int(m.group(1)), int(m.group(2))
+    for d in (d1, d2):
+        if not 1 <= d <= 6:
+            raise InvalidDiceError(f"bad dice {text!r}: die {d} is not 1..6")
+    return d1, d2
+
+
+def plays_record(position_id: str, dice: tuple[int, int]) -> dict:
+    """The JSON-ready answer for one position and roll (see the module docstring for the layout).
+
+    Raises:
+        PositionIDError: a malformed Position ID.
+        InvalidDiceError: dice outside 1..6.
+    """
+    from bgai.formats.position_id import decode_position_id, encode_position_id, encode_position_ids
+    from bgai.movegen import legal_plays
+
+    board = decode_position_id(position_id)
+    plays = legal_plays(board, dice)
+    if plays:
+        ids = encode_position_ids(np.stack([np.asarray(p.afterstate) for p in plays]))
+        entries = [{"play": p.notation if p.steps else "", "position_id": pid} for p, pid in zip(plays, ids)]
+    else:
+        entries = []
+    if not entries:  # no legal play: the position is unchanged
+        entries = [{"play": "", "position_id": encode_position_id(board)}]
+    return {"position_id": encode_position_id(board), "dice": [int(dice[0]), int(dice[1])], "plays": entries}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``bgai moves``; returns the exit status (0 ok, 1 some batch lines failed, 2 bad arguments)."""
+    if args.batch is not None:
+        if args.position_id is not None or args.dice is not None:
+            print("bgai: error: give either POSITION_ID DICE or --batch FILE, not both", file=sys.stderr)
+            return 2
+        if args.json:
+            print("bgai: error: --batch always writes JSON lines; --json is not needed", file=sys.stderr)
+            return 2
+        return _run_batch(args.batch)
+    if args.position_id is None or args.dice is None:
+        print("bgai: error: give POSITION_ID and DICE (e.g. bgai moves 4HPwATDgc/ABMA 31), or --batch FILE",
+              file=sys.stderr)
+        return 2
+    dice = parse_dice(args.dice)
+    record = plays_record(args.position_id, dice)
+    if args.json:
+        print(json.dumps(record))
+    else:
+        print(_format_table(record))
+    return 0
+
+
+def _format_table(record: dict) -> str:
+    d1, d2 = record["dice"]
+    plays = record["plays"]
+    head = f"Position {record['position_id']}, roll {d1}-{d2}:"
+    if len(plays) == 1 and plays[0]["play"] == "":
+        return f"{head} no legal play; the position stays {plays[0]['position_id']} (the turn passes)."
+    n = len(plays)
+    lines = [f"{head} {n} legal play{'s' if n != 1 else ''} (resulting Position IDs from the mover's view)"]
+    width = max(len(p["play"]) for p in plays)
+    num_w = len(str(n))
+    for i, p in enumerate(plays, 1):
+        lines.append(f"{i:>{num_w + 2}}. {p['play']:<{width}}  {p['position_id']}")
+    return "\n".join(lines)
+
+
+def _run_batch(path: str) -> int:
+    try:
+        if path == "-":
+            return _process_lines(sys.stdin, sys.stdout)
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return _process_lines(fh, sys.stdout)
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
+        print(f"bgai: error: cannot read batch file {path!r}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+
+
+def _process_lines(lines: Iterable[str], out: TextIO) -> int:
+    failed = False
+    for n, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text:
+            continue
+        try:
+            parts = text.split(None, 1)
+            if len(parts) < 2:
+                raise BgaiError(f"expected 'POSITION_ID DICE', got {text!r}")
+            record = plays_record(parts[0], parse_dice(parts[1]))
+        except BgaiError as exc:
+            failed = True
+            record = {"line": n, "error": str(exc)}
+        out.write(json.dumps(record) + "\n")
+    out.flush()
+    return 1 if failed else 0
