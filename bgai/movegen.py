@@ -1,0 +1,291 @@
+"""Legal plays of backgammon: the batched afterstate generator and the single-position play list.
+
+Two entry points:
+
+* :func:`afterstates` -- the hot path.  Batched numpy: ``(N, 2, 25)`` boards and ``(N, 2)`` dice in, every
+  distinct legal resulting position out (mover's view, rows not swapped) with the index of its input.
+* :func:`legal_plays` -- one position, plain Python: the plays as :class:`Play` objects with single-die steps,
+  resulting position and standard notation.  Not fast; for users, the CLI and notation parsing.
+
+Board layout: :mod:`bgai.board` (row 0 side to move, columns 0..23 its points 1..24, column 24 its bar; the
+opponent's point ``25 - p`` is the mover's point ``p``, i.e. ``board[1, 24 - p]``).
+
+Rules (the standard rules of backgammon as implemented by GNU Backgammon's move generator, ``GenerateMoves``
+in ``eval.c``; see also ``/work/shared/RULE_CASES.md``):
+
+* a double is played four times, a non-double in either order;
+* a checker may land on an empty point, a point of its own, or an opponent blot (hitting it: the blot goes to
+  the opponent's bar), never on a point held by two or more opponent checkers; a checker that uses both dice
+  lands on the intermediate point too (and hits a blot there);
+* while the mover has checkers on the bar the only legal step is entering one (on the opponent's home board:
+  die ``d`` enters on the mover's point ``25 - d``);
+* as many dice as possible must be used; when only one die of a non-double can be used, the higher one must be
+  used when it can be;
+* bearing off only when all the mover's remaining checkers are in the home board (points 1..6, nothing on the
+  bar), re-checked after every step: exactly, or with a higher die from the highest occupied point;
+* when nothing can be played, the position is unchanged (the turn passes).
+
+Implementation of :func:`afterstates` (see its docstring): legality is computed on per-position 32-bit masks
+(bit ``p`` = point ``p``, bit 25 = bar) of open points, occupied points and thermometer-coded checker counts,
+never on full boards; doubles are generated in one canonical order (sources non-increasing), which gives each
+resulting position exactly once; for non-doubles the low-die-first order only keeps plays the high-die-first
+order cannot produce, and the few remaining possible duplicates (one checker using both dice, two checkers
+both borne off) are removed by exact keys.  The output boards are written once, by a gather of the input rows
+and a few scattered cell updates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from bgai.board import BAR, Position, as_batch
+from bgai.errors import InvalidDiceError, InvalidPositionError
+
+__all__ = ["Step", "Play", "afterstates", "legal_plays", "apply_steps"]
+
+#: One single-die step: ``(from, to, hit)``; ``from`` 25 = bar, ``to`` 0 = borne off; mover's point numbers.
+Step = tuple[int, int, bool]
+
+
+@dataclass(frozen=True, eq=False)
+class Play:
+    """One legal play of a position and roll.
+
+    Attributes:
+        steps: the single-die steps in an order in which they can be played, ``((from, to, hit), ...)``, from the
+            mover's view (``from`` 25 = bar, ``to`` 0 = off).  For a non-double the higher die is played first
+            whenever that order reaches the same position (GNU Backgammon's choice); empty when nothing can be
+            played.
+        afterstate: ``(2, 25)`` int8 read-only board after the play, mover's view (rows not swapped).
+    """
+
+    steps: tuple[Step, ...]
+    afterstate: np.ndarray = field(repr=False)
+
+    @property
+    def notation(self) -> str:
+        """Standard notation, e.g. ``'24/18 13/10'``, ``'bar/22*'``, ``'6/off'``, ``'8/2(2)'``, ``'24/18*/13'``;
+        ``''`` for no play.  See :func:`bgai.formats.notation.format_play`."""
+        from bgai.formats.notation import format_play
+
+        return format_play(self.steps)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Play) and np.array_equal(self.afterstate, other.afterstate)
+
+    def __hash__(self) -> int:
+        return hash(self.afterstate.tobytes())
+
+    def __repr__(self) -> str:
+        return f"Play({self.notation!r})"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# single position, plain Python (also the readable statement of the rules)
+# ----------------------------------------------------------------------------------------------------------
+
+
+def _single_steps(me: list[int], opp: list[int], die: int) -> Iterable[tuple[int, int, bool]]:
+    """Legal single steps with ``die`` for the mover; ``me``/``opp`` are 25-long count lists (bgai rows)."""
+    if me[BAR] > 0:
+        to = 25 - die
+        if opp[24 - to] < 2:
+            yield 25, to, opp[24 - to] == 1
+        return
+    all_home = sum(me[6:BAR]) == 0
+    for p in range(24, 0, -1):
+        if me[p - 1] == 0:
+            continue
+        to = p - die
+        if to >= 1:
+            if opp[24 - to] < 2:
+                yield p, to, opp[24 - to] == 1
+        elif all_home and (to == 0 or sum(me[p:24]) == 0):
+            yield p, 0, False
+
+
+def _apply(me: list[int], opp: list[int], step: tuple[int, int, bool]) -> tuple[list[int], list[int]]:
+    frm, to, hit = step
+    me = me.copy()
+    me[frm - 1] -= 1
+    if to >= 1:
+        me[to - 1] += 1
+        if hit:
+            opp = opp.copy()
+            opp[24 - to] = 0
+            opp[BAR] += 1
+    return me, opp
+
+
+def apply_steps(board: np.ndarray, steps: Sequence[tuple[int, int]] | Sequence[Step]) -> np.ndarray:
+    """Play single-die steps on one ``(2, 25)`` board without checking legality; returns a new int8 board.
+
+    ``steps`` are ``(from, to)`` or ``(from, to, hit)`` in mover's point numbers (25 = bar, 0 = off).  A step
+    landing on an opponent blot hits it (whatever ``hit`` says).
+
+    Raises:
+        IllegalMoveError: a step from an empty point or onto a point the opponent holds.
+    """
+    from bgai.errors import IllegalMoveError
+
+    b = np.array(board, dtype=np.int16).reshape(2, 25)
+    for st in steps:
+        frm, to = int(st[0]), int(st[1])
+        if not (1 <= frm <= 25 and 0 <= to <= 24 and to < frm):
+            raise IllegalMoveError(f"step {frm}/{to} is not a forward step")
+        if b[0, frm - 1] <= 0:
+            raise IllegalMoveError(f"no checker on {'the bar' if frm == 25 else f'point {frm}'} for step {frm}/{to}")
+        b[0, frm - 1] -= 1
+        if to >= 1:
+            if b[1, 24 - to] >= 2:
+                raise IllegalMoveError(f"point {to} is held by the opponent (step {frm}/{to})")
+            if b[1, 24 - to] == 1:
+                b[1, 24 - to] = 0
+                b[1, BAR] += 1
+            b[0, to - 1] += 1
+    return b.astype(np.int8)
+
+
+def _check_dice_pair(dice) -> tuple[int, int]:
+    try:
+        d1, d2 = (int(x) for x in dice)
+    except (TypeError, ValueError):
+        raise InvalidDiceError(f"dice must be two integers 1..6, got {dice!r}") from None
+    if not (1 <= d1 <= 6 and 1 <= d2 <= 6):
+        raise InvalidDiceError(f"dice must be 1..6, got {d1}-{d2}")
+    return d1, d2
+
+
+def legal_plays(board, dice) -> list[Play]:
+    """All distinct legal plays of one position and roll, one representative :class:`Play` per afterstate.
+
+    Args:
+        board: ``(2, 25)`` board (bgai layout, side to move in row 0) or a :class:`~bgai.board.Position`.
+        dice: ``(d1, d2)``, each 1..6 (order does not matter).
+
+    Returns:
+        The plays, ordered as found: higher die first, sources from the back (bar, 24) to the front.  Exactly one
+        entry with ``steps == ()`` (the unchanged board) when nothing can be played.  The set of afterstates is
+        the same as :func:`afterstates` gives for this input.
+
+    Raises:
+        InvalidPositionError: bad board; InvalidDiceError: bad dice.
+    """
+    if isinstance(board, Position):
+        b = board.board
+    else:
+        from bgai.board import validate
+
+        b = validate(board)[0]
+    d1, d2 = _check_dice_pair(dice)
+    hi, lo = max(d1, d2), min(d1, d2)
+    me0, opp0 = [int(x) for x in b[0]], [int(x) for x in b[1]]
+    # afterstate key -> (steps, first die used, mover row, opponent row); first found wins
+    found: dict[bytes, tuple[tuple[Step, ...], int, list[int], list[int]]] = {}
+    best_len = 0
+    orders = [(hi,) * 4] if hi == lo else [(hi, lo), (lo, hi)]
+
+    def rec(me, opp, order, k, steps, max_src):
+        nonlocal best_len
+        extended = False
+        if k < len(order):
+            for st in _single_steps(me, opp, order[k]):
+                if st[0] > max_src:  # doubles: sources non-increasing (one canonical order)
+                    continue
+                extended = True
+                me2, opp2 = _apply(me, opp, st)
+                rec(me2, opp2, order, k + 1, steps + (st,), st[0] if hi == lo else 25)
+        if not extended:
+            n = len(steps)
+            if n < best_len:
+                return
+            if n > best_len:
+                best_len = n
+                found.clear()
+            key = bytes(x & 0xFF for x in me + opp)
+            if key not in found:
+                found[key] = (steps, order[0], me, opp)
+
+    for order in orders:
+        rec(me0, opp0, order, 0, (), 25)
+    plays = list(found.values())
+    if hi != lo and best_len == 1 and any(p[1] == hi for p in plays):
+        plays = [p for p in plays if p[1] == hi]  # only one die playable: the higher one when it can be
+    out = []
+    for steps, _, me, opp in plays:
+        arr = np.array([me, opp], dtype=np.int8)
+        arr.setflags(write=False)
+        out.append(Play(steps=steps, afterstate=arr))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# batched generator
+# ----------------------------------------------------------------------------------------------------------
+
+
+def _validate_dice(dice: np.ndarray, n: int) -> np.ndarray:
+    d = np.asarray(dice)
+    if d.shape == (2,) and n == 1:
+        d = d[None]
+    if d.shape != (n, 2):
+        raise InvalidDiceError(f"dice must have shape ({n}, 2) to match the boards, got {d.shape}")
+    if d.dtype.kind not in "iu":
+        if d.dtype.kind == "f" and np.all(np.isfinite(d)) and np.all(d == np.round(d)):
+            d = d.astype(np.int64)
+        else:
+            raise InvalidDiceError(f"dice must be integers, got dtype {d.dtype}")
+    if d.size and (d.min() < 1 or d.max() > 6):
+        bad = int(np.flatnonzero(((d < 1) | (d > 6)).any(axis=1))[0])
+        raise InvalidDiceError(f"dice must be 1..6: input {bad} has {d[bad].tolist()}")
+    return d
+
+
+def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Every distinct legal afterstate of a batch of positions and rolls.
+
+    Args:
+        boards: ``(N, 2, 25)`` int8 (or a single ``(2, 25)``), bgai layout, side to move in row 0.
+        dice: ``(N, 2)`` integers 1..6 (either order).
+        validate: check shapes, dice and checker counts (cheap); pass ``False`` on trusted internal batches.
+
+    Returns:
+        ``(after, src)``: ``after`` ``(M, 2, 25)`` int8, the resulting positions from the mover's view (rows NOT
+        swapped; hit blots are on ``after[:, 1, 24]``); ``src`` ``(M,)`` int64, non-decreasing, the input index of
+        each row.  Every input has at least one row (its unchanged board when nothing can be played); the rows of
+        one input are distinct.  The order is deterministic.
+
+    Raises:
+        InvalidPositionError: wrong board shape, or (with ``validate``) counts that are negative or over 15.
+        InvalidDiceError: wrong dice shape or values outside 1..6.
+    """
+    b = as_batch(boards)
+    n = b.shape[0]
+    d = _validate_dice(dice, n)
+    if validate and n:
+        if b.min() < 0:
+            raise InvalidPositionError("negative checker count in boards")
+        if (b.sum(axis=2, dtype=np.int16) > 15).any():
+            raise InvalidPositionError("a side has more than 15 checkers on the board and bar")
+    return _afterstates_reference(b, d)
+
+
+def _afterstates_reference(b: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-position loop over :func:`legal_plays` (correct, slow)."""
+    outs, srcs = [], []
+    for i in range(b.shape[0]):
+        me0, opp0 = [int(x) for x in b[i, 0]], [int(x) for x in b[i, 1]]
+        plays = _plays_raw(me0, opp0, int(d[i, 0]), int(d[i, 1]))
+        for me, opp in plays:
+            outs.append(me + opp)
+        srcs.extend([i] * len(plays))
+    after = np.array(outs, dtype=np.int8).reshape(-1, 2, 25)
+    return after, np.array(srcs, dtype=np.int64)
+
+
+def _plays_raw(me0, opp0, d1, d2):
+    b = np.array([me0, opp0], dtype=np.int8)
+    return [(list(p.afterstate[0]), list(p.afterstate[1])) for p in legal_plays(b, (d1, d2))]
