@@ -154,8 +154,6 @@ class CubeState:
                 raise MatchStateError(
                     f"Crawford game flag set but neither side is 1-away (score {score[0]}-{score[1]}, length {ml})"
                 )
-            if self.crawford and cv != 1:
-                raise MatchStateError(f"the cube cannot be turned in the Crawford game (cube {cv})")
         else:
             if self.crawford:
                 raise MatchStateError("Crawford game flag set in a money game (match length 0)")
