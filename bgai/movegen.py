@@ -270,7 +270,7 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
             raise InvalidPositionError("negative checker count in boards")
         if (b.sum(axis=2, dtype=np.int16) > 15).any():
             raise InvalidPositionError("a side has more than 15 checkers on the board and bar")
-    return _afterstates_reference(b, d)
+    return _afterstates_fast(b, d)
 
 
 def _afterstates_reference(b: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -289,3 +289,230 @@ def _afterstates_reference(b: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np
 def _plays_raw(me0, opp0, d1, d2):
     b = np.array([me0, opp0], dtype=np.int8)
     return [(list(p.afterstate[0]), list(p.afterstate[1])) for p in legal_plays(b, (d1, d2))]
+
+
+_U32 = np.uint32
+_ONE = _U32(1)
+_BARBIT = _U32(1 << 25)
+_ALL = _U32(0xFFFFFFFF)
+_POW2 = np.left_shift(_ONE, np.arange(32, dtype=_U32))  # bit p -> 1 << p
+# highest set bit (as a one-hot mask) of a 7-bit value: for home boards (bits 1..6)
+_HIGHEST7 = np.array([0] + [1 << (v.bit_length() - 1) for v in range(1, 128)], dtype=_U32)
+_POP8 = np.array([bin(v).count("1") for v in range(256)], dtype=np.int8)
+
+
+def _pack_bits(flags: np.ndarray, first_bit: int) -> np.ndarray:
+    """``(K, w)`` bool -> ``(K,)`` uint32 with column ``j`` at bit ``first_bit + j``."""
+    k, w = flags.shape
+    buf = np.zeros((k, 32), dtype=bool)
+    buf[:, first_bit : first_bit + w] = flags
+    return np.packbits(buf, axis=1, bitorder="little").view("<u4").reshape(k).astype(_U32, copy=False)
+
+
+def _expand(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All set bits of ``(K,)`` uint32 masks: ``(row, bit)`` arrays, rows ascending, bits ascending per row."""
+    m = np.ascontiguousarray(masks, dtype="<u4")
+    bits = np.unpackbits(m.view(np.uint8).reshape(-1, 4), axis=1, bitorder="little")
+    r, c = np.nonzero(bits)
+    return r, c
+
+
+def _legal(occ: np.ndarray, open_: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Mask of the sources that can move with die ``d`` (all ``(K,)`` uint32; ``d`` 1..6).
+
+    ``occ``: occupied points (bit p = point p, bit 25 = bar); ``open_``: points 1..24 the opponent does not hold.
+    Bit ``p`` of the result: a checker on ``p`` may move ``d`` pips (to ``p - d``, or off).
+    """
+    res = occ & (open_ << d) & ~((_U32(2) << d) - _ONE)  # to an open point p - d >= 1 (bar enters on 25 - d)
+    on_bar = (occ & _BARBIT) != 0
+    res = np.where(on_bar, res & _BARBIT, res)
+    home = (occ >> _U32(7)) == 0
+    if home.any():
+        hb = _HIGHEST7[occ & _U32(0x7F)]
+        dbit = _ONE << d
+        bear = (occ & dbit) | np.where(hb < dbit, hb, _U32(0))  # exact, or larger die from the highest point
+        res |= np.where(home, bear, _U32(0))
+    return res
+
+
+def _afterstates_fast(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    n = b.shape[0]
+    if n == 0:
+        return np.zeros((0, 2, 25), dtype=np.int8), np.zeros(0, dtype=np.int64)
+    b = np.ascontiguousarray(b)
+    me = b[:, 0, :]
+    opp_mine = b[:, 1, 23::-1]  # opponent's count on the mover's points 1..24
+    lev = [_pack_bits(me >= k, 1) for k in (1, 2, 3, 4)]
+    open_ = _pack_bits(opp_mine < 2, 1)
+    blot = _pack_bits(opp_mine == 1, 1)
+    d1 = dice[:, 0].astype(_U32)
+    d2 = dice[:, 1].astype(_U32)
+    hi = np.maximum(d1, d2)
+    lo = np.minimum(d1, d2)
+    dbl = hi == lo
+
+    groups: list[tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]] = []  # (pos, [(src, dst), ...])
+
+    # ---------------- non-doubles ----------------
+    J = np.flatnonzero(~dbl)
+    if len(J):
+        occ, l2, op = lev[0][J], lev[1][J], open_[J]
+        a, bb = hi[J], lo[J]
+        La = _legal(occ, op, a)
+        Lb = _legal(occ, op, bb)
+        count2 = np.zeros(len(J), dtype=np.int64)
+        two = []
+        for first, second, L1, drop in ((a, bb, La, None), (bb, a, Lb, La)):
+            r1, s1 = _expand(L1)
+            s1 = s1.astype(np.int64)
+            t1 = s1 - first[r1].astype(np.int64)
+            sb = _POW2[s1]
+            tb = np.where(t1 >= 1, _POW2[np.maximum(t1, 0)], _U32(0))
+            occ1 = (occ[r1] & ~(sb & ~l2[r1])) | tb
+            L2 = _legal(occ1, op[r1], second[r1])
+            if drop is not None:  # low die first: keep only what the high-die-first order cannot produce
+                L2 &= ~drop[r1] | tb
+            r2, s2 = _expand(L2)
+            s2 = s2.astype(np.int64)
+            p1 = r1[r2]
+            t2 = s2 - second[p1].astype(np.int64)
+            two.append((p1, s1[r2], t1[r2], s2, t2))
+            count2 += np.bincount(p1, minlength=len(J))
+        # possible duplicates: one checker using both dice, or two checkers both borne off
+        cand = [np.concatenate(x) for x in zip(*two)]
+        p, s1, t1, s2, t2 = cand
+        chain = s2 == t1
+        land = t2 == s1
+        boff = (t1 <= 0) & (t2 <= 0)
+        risky = np.flatnonzero(chain | land | boff)
+        keep = np.ones(len(p), dtype=bool)
+        if len(risky):
+            rp, rs1, rt1, rs2, rt2 = (x[risky] for x in cand)
+            rchain, rland = chain[risky], land[risky]
+            u = np.where(rchain, rs1, np.where(rland, rs2, np.maximum(rs1, rs2)))
+            v = np.where(rchain, np.maximum(rt2, 0), np.where(rland, np.maximum(rt1, 0), 32 + np.minimum(rs1, rs2)))
+            blot_r = blot[J[rp]]
+            w = np.where(rchain & (((blot_r >> np.maximum(rt1, 0).astype(_U32)) & _ONE) != 0), rt1, 0)
+            key = (rp << 16) | (u << 11) | (v << 5) | w
+            _, first_idx = np.unique(key, return_index=True)
+            keep[risky] = False
+            keep[risky[first_idx]] = True
+        n_ab = len(two[0][0])
+        for lo_i, hi_i in ((0, n_ab), (n_ab, len(p))):
+            sel = np.flatnonzero(keep[lo_i:hi_i]) + lo_i
+            if len(sel):
+                groups.append((J[p[sel]], [(s1[sel], t1[sel]), (s2[sel], t2[sel])]))
+        # one die only: the higher if it can be played, else the lower
+        none2 = count2 == 0
+        one_mask = np.where(none2, np.where(La != 0, La, Lb), _U32(0))
+        one_die = np.where(La != 0, a, bb)
+        r, s = _expand(one_mask)
+        if len(r):
+            s = s.astype(np.int64)
+            groups.append((J[r], [(s, s - one_die[r].astype(np.int64))]))
+        stuck = none2 & (La == 0) & (Lb == 0)
+        if stuck.any():
+            groups.append((J[stuck], []))
+
+    # ---------------- doubles: sources non-increasing ----------------
+    J = np.flatnonzero(dbl)
+    if len(J):
+        d = hi[J]
+        op = open_[J]
+        state_pos = np.arange(len(J))
+        levs = [x[J] for x in lev]
+        limit = np.full(len(J), _ALL, dtype=_U32)
+        parents, sources = [], []
+        maxlev = np.zeros(len(J), dtype=np.int64)
+        for k in range(1, 5):
+            if len(state_pos) == 0:
+                break
+            m = _legal(levs[0], op[state_pos], d[state_pos]) & limit
+            r, s = _expand(m)
+            if len(r) == 0:
+                break
+            s = s.astype(np.int64)
+            pos = state_pos[r]
+            parents.append(r)
+            sources.append(s)
+            maxlev[pos] = k
+            if k == 4:
+                break
+            sb = _POW2[s]
+            t = s - d[pos].astype(np.int64)
+            tb = np.where(t >= 1, _POW2[np.maximum(t, 0)], _U32(0))
+            old = [x[r] for x in levs[: 5 - k]]  # levels 1..(5-k) of the parents
+            new = []
+            for j in range(4 - k):  # levels 1..(4-k) after the step
+                lj = (old[j] & ~sb) | (old[j + 1] & sb)  # departure: one fewer on s
+                new.append(lj)
+            prev = _ALL
+            for j in range(4 - k):  # arrival: one more on t
+                cur = new[j]
+                new[j] = cur | (prev & tb)
+                prev = cur
+            levs = new
+            limit = (_U32(2) << s.astype(_U32)) - _ONE
+            state_pos = pos
+        for k in range(len(sources), 0, -1):
+            # states at level k whose position's longest play has k steps
+            idx = np.flatnonzero(maxlev[_level_pos(parents, k)] == k)
+            if len(idx) == 0:
+                continue
+            steps = []
+            cur = idx
+            for lvl in range(k, 0, -1):
+                s = sources[lvl - 1][cur]
+                steps.append(s)
+                cur = parents[lvl - 1][cur]
+            pos = cur  # level-1 parents index the double positions directly
+            dd = d[pos].astype(np.int64)
+            groups.append((J[pos], [(s, s - dd) for s in reversed(steps)]))
+        stuck = maxlev == 0
+        if stuck.any():
+            groups.append((J[stuck], []))
+
+    return _assemble(b, n, groups, blot)
+
+
+def _level_pos(parents: list[np.ndarray], k: int) -> np.ndarray:
+    """Position index (into the doubles subset) of every state at level ``k``."""
+    cur = np.arange(len(parents[k - 1]))
+    for lvl in range(k, 0, -1):
+        cur = parents[lvl - 1][cur]
+    return cur
+
+
+def _assemble(b, n, groups, blot) -> tuple[np.ndarray, np.ndarray]:
+    """Write the output boards: groups of (input index, steps) -> rows ordered by input, then group, then order."""
+    counts = [np.bincount(pos, minlength=n) for pos, _ in groups]
+    total = np.sum(counts, axis=0)
+    offsets = np.cumsum(total) - total
+    src = np.repeat(np.arange(n, dtype=np.int64), total)
+    flat_in = b.reshape(n, 50)
+    out = flat_in[src]
+    flat = out.reshape(-1)
+    before = offsets.copy()
+    for (pos, steps), cnt in zip(groups, counts):
+        first = np.cumsum(cnt) - cnt
+        slot = before[pos] + (np.arange(len(pos)) - first[pos])
+        before += cnt
+        if not steps:
+            continue
+        base = slot * 50
+        bl = blot[pos]
+        hits = np.zeros(len(pos), dtype=_U32)
+        for s, t in steps:
+            flat[base + (s - 1)] -= 1
+            on = t >= 1
+            tc = np.maximum(t, 0)
+            flat[base + np.maximum(t - 1, 0)] += on.astype(np.int8)
+            h = on & (((bl >> tc.astype(_U32)) & _ONE) != 0)
+            if h.any():
+                hi_ = np.flatnonzero(h)
+                flat[base[hi_] + 25 + 24 - tc[hi_]] = 0
+                hits[hi_] |= _POW2[tc[hi_]]
+        if hits.any():
+            nh = _POP8[hits & _U32(0xFF)] + _POP8[(hits >> _U32(8)) & _U32(0xFF)] + _POP8[(hits >> _U32(16)) & _U32(0xFF)] + _POP8[hits >> _U32(24)]
+            flat[base + 49] += nh
+    return out.reshape(-1, 2, 25), src
