@@ -92,7 +92,9 @@ class RacerAgent(HeuristicAgent):
        travelled pips to the opponent's count, so the racer hits when it gains many pips);
     2. **-6 per exposed blot**: own single checker within a direct shot (1..6 pips) of an opponent checker;
     3. **-0.5 per checker outside the home board** (own points 7..24 and the bar): bring checkers home;
-    4. **+2 per checker borne off**: in the bear-off take checkers off rather than move them down.
+    4. **-2 per back checker** (own points 19..24, in the opponent's home board, and the bar): run the back
+       checkers first;
+    5. **+2 per checker borne off**: in the bear-off take checkers off rather than move them down.
 
     Rule 1 is the racer's nature: a pure running game.  It never builds blocks on purpose.
     """
@@ -105,8 +107,9 @@ class RacerAgent(HeuristicAgent):
         lead = pips[:, 1] - pips[:, 0]
         blots = exposed_blots(a).sum(axis=1)
         outside = a[:, 0, 6:].sum(axis=1, dtype=np.int16)
+        back = a[:, 0, 18:].sum(axis=1, dtype=np.int16)
         off = 15 - a[:, 0].sum(axis=1, dtype=np.int16)
-        return lead - 6.0 * blots - 0.5 * outside + 2.0 * off
+        return lead - 6.0 * blots - 0.5 * outside - 2.0 * back + 2.0 * off
 
 
 #: Value of a made point for the blocker, by the mover's point number 1..24 (index 0 = the 1-point).

@@ -73,8 +73,12 @@ def valid_specs() -> str:
     return ", ".join(BUILTINS) + ", or a checkpoint path such as model.pt[:ply=N]"
 
 
+#: File name endings taken for checkpoint paths.
+CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt")
+
+
 def _looks_like_path(name: str) -> bool:
-    return name.endswith((".pt", ".pth", ".ckpt")) or os.sep in name or "/" in name or os.path.exists(name)
+    return name.lower().endswith(CHECKPOINT_SUFFIXES) or os.sep in name or "/" in name or os.path.exists(name)
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, int]]:
@@ -88,7 +92,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int]]:
     spec = spec.strip()
     name, opts_text = spec, ""
     head, sep, tail = spec.rpartition(":")
-    if sep and ("=" in tail or not tail) and head:
+    if sep and head and ("=" in tail or not tail or head.lower().endswith(CHECKPOINT_SUFFIXES)):
         name, opts_text = head, tail
     options: dict[str, int] = {}
     for item in filter(None, (s.strip() for s in opts_text.split(","))):

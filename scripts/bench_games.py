@@ -1,0 +1,125 @@
+"""Benchmark: games per second of bgai's batched runner against a one-position-at-a-time gnubg-nn loop.
+
+Both sides play pubeval vs pubeval on the same dice (game g uses ``bgai.play.dice_rng(seed, g)``):
+
+* bgai: :func:`bgai.evaluate.evaluate` (batched numpy move generation and pubeval scoring), 1 and 2 workers;
+* reference: the same games played position by position with ``gnubg_nn.pub_best_move`` (GNU Backgammon's C
+  move generator and pubeval) in a Python loop, in 1 and 2 processes.
+
+Since both sides play the same deterministic bot on the same dice, the games should be identical except where
+two plays tie on pubeval score; the script prints how many results agree.  Usage::
+
+    python scripts/bench_games.py [--games 2000] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import time
+
+import numpy as np
+
+
+def _apply_gnubg_move(board: list[list[int]], move) -> None:
+    """Apply pub_best_move's flat (from, to) list (0-based, bar 24, off -1) to a gnubg board [opp, mover]."""
+    opp, me = board
+    for f, t in zip(move[::2], move[1::2]):
+        me[f] -= 1
+        if t >= 0:
+            me[t] += 1
+            if opp[23 - t] == 1:
+                opp[23 - t] = 0
+                opp[24] += 1
+
+
+def gnubg_game(args) -> tuple[int, int, int]:
+    """One pubeval-vs-pubeval game through gnubg_nn.pub_best_move; returns (winner seat, points, plies)."""
+    import gnubg_nn
+
+    from bgai.board import result_kind
+    from bgai.play import DiceStreams, dice_rng, opening_roll
+
+    seed, g = args
+    rng = dice_rng(seed, g)
+    d0, d1 = opening_roll(rng)
+    streams = DiceStreams([rng])
+    mover = 0 if d0 > d1 else 1
+    dice = (max(d0, d1), min(d0, d1))
+    start = [0] * 25
+    start[23], start[12], start[7], start[5] = 2, 5, 3, 5
+    board = [list(start), list(start)]  # [opponent, side on roll]
+    plies = 0
+    one = np.zeros(1, dtype=np.int64)
+    while True:
+        move = gnubg_nn.pub_best_move(board, int(dice[0]), int(dice[1]))
+        _apply_gnubg_move(board, move)
+        plies += 1
+        if sum(board[1]) == 0:
+            _, pts = result_kind(np.array([[board[1], board[0]]], dtype=np.int8))
+            return mover, int(pts[0]), plies
+        board = [board[1], board[0]]
+        mover ^= 1
+        dice = streams.roll(one)[0]
+
+
+def run_gnubg(games: int, seed: int, workers: int):
+    jobs = [(seed, g) for g in range(games)]
+    t0 = time.perf_counter()
+    if workers == 1:
+        out = [gnubg_game(j) for j in jobs]
+    else:
+        with mp.get_context("spawn").Pool(workers) as pool:  # start-up counted, as in bgai's evaluate()
+            out = pool.map(gnubg_game, jobs, chunksize=50)
+    return time.perf_counter() - t0, np.array(out)
+
+
+def run_bgai(games: int, seed: int, workers: int):
+    from bgai.evaluate import CHUNK_GAMES, evaluate, play_unit
+    from bgai.agents.pubeval import PubevalAgent
+
+    if workers == 1:
+        agent = PubevalAgent()
+        t0 = time.perf_counter()
+        parts = [
+            play_unit((agent, agent), seed, u, games, CHUNK_GAMES, False)
+            for u in range(-(-games // CHUNK_GAMES))
+        ]
+        secs = time.perf_counter() - t0
+        return secs, parts
+    report = evaluate("pubeval", "pubeval", games, seed, workers=workers, duplicate=False)
+    return report.seconds, None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    n = args.games
+
+    t_b1, parts = run_bgai(n, args.seed, 1)
+    t_g1, ref = run_gnubg(n, args.seed, 1)
+    t_b2, _ = run_bgai(n, args.seed, 2)
+    t_g2, _ = run_gnubg(n, args.seed, 2)
+
+    # the batched run alternates A's seat, so compare by seat: seat that won, points, plies
+    winner = np.concatenate([p.winner for p in parts])
+    a_seat = np.concatenate([p.a_seat for p in parts])
+    win_seat = np.where(winner == 0, a_seat, 1 - a_seat)
+    points = np.concatenate([p.points for p in parts])
+    plies = np.concatenate([p.plies for p in parts])
+    same = (win_seat == ref[:, 0]) & (points == ref[:, 1]) & (plies == ref[:, 2])
+
+    print(f"pubeval vs pubeval, {n} games, seed {args.seed}")
+    print(f"{'':34}{'games/s':>10}{'seconds':>10}")
+    print(f"{'bgai batched runner, 1 process':34}{n / t_b1:10.1f}{t_b1:10.2f}")
+    print(f"{'gnubg_nn.pub_best_move loop, 1 proc':34}{n / t_g1:10.1f}{t_g1:10.2f}")
+    print(f"{'bgai batched runner, 2 workers':34}{n / t_b2:10.1f}{t_b2:10.2f}")
+    print(f"{'gnubg_nn.pub_best_move loop, 2 procs':34}{n / t_g2:10.1f}{t_g2:10.2f}")
+    print(f"ratio bgai / gnubg-nn loop: {t_g1 / t_b1:.2f}x (1 process), {t_g2 / t_b2:.2f}x (2 processes)")
+    print(f"identical game results (winner seat, points, plies): {int(same.sum())} / {n}")
+
+
+if __name__ == "__main__":
+    main()
