@@ -1,0 +1,124 @@
+"""``bgai serve external|http``: serve the bot to GNU Backgammon (external-player protocol) or over HTTP/JSON.
+
+``bgai serve external --port 4242 [--agent SPEC]`` listens for GNU Backgammon (``set player 1 external
+localhost:4242``) or any client of its external-player protocol; ``bgai serve http --port 8080 [--agent SPEC]``
+serves the JSON API (OpenAPI at ``/docs``) and the web page to play against the bot (``/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+DEFAULT_AGENT = "default"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``serve`` subcommand to bgai's argument parser."""
+    p = subparsers.add_parser(
+        "serve",
+        help="serve the bot: GNU Backgammon external player, or HTTP/JSON API and web page",
+        description="Serve bgai's bot to other programs.",
+    )
+    sub = p.add_subparsers(dest="protocol", metavar="PROTOCOL")
+    sub.required = True
+    ext = sub.add_parser(
+        "external",
+        help="GNU Backgammon's external-player protocol (TCP)",
+        description=(
+            "Answer GNU Backgammon's external-player protocol: FIBS board lines in, moves / cube answers out. "
+            "In GNU Backgammon: 'set player 1 external localhost:PORT', then play."
+        ),
+        epilog="example:  bgai serve external --port 4242 --agent pubeval",
+    )
+    ext.add_argument("--host", default="localhost", help="address to listen on (default: localhost)")
+    ext.add_argument("--port", type=int, default=4242, help="TCP port (default: 4242; 0 = any free port)")
+    _common(ext)
+    ext.set_defaults(func=run_external)
+
+    http = sub.add_parser(
+        "http",
+        help="HTTP/JSON API (FastAPI) and a web page to play against the bot",
+        description=(
+            "Serve the JSON API (best play and ranked plays, evaluation, cube decisions; OpenAPI at /docs) and a "
+            "web page at / to play a money game against the bot."
+        ),
+        epilog="example:  bgai serve http --port 8080   then open http://127.0.0.1:8080/",
+    )
+    http.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    http.add_argument("--port", type=int, default=8080, help="TCP port (default: 8080)")
+    _common(http)
+    http.set_defaults(func=run_http)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--agent",
+        default=DEFAULT_AGENT,
+        metavar="SPEC",
+        help="agent to serve: 'default' (the shipped model if present, else pubeval), random, pubeval, racer, "
+        "blocker, gnubg, or a checkpoint path such as model.pt[:ply=1]",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed for agents that use randomness (default 0)")
+
+
+def _check_port(port: int, host: str | None = None) -> None:
+    """Refuse a port outside 0..65535 and, when ``host`` is given, a port that cannot be bound (in use)."""
+    import socket
+
+    from bgai.errors import BgaiError
+
+    if not 0 <= port <= 65535:
+        raise BgaiError(f"--port must be 0..65535, got {port}")
+    if host is not None:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind((host, port))
+            except OSError as exc:
+                raise BgaiError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+def make_bot(spec: str):
+    """The :class:`bgai.serve.bot.Bot` for an ``--agent`` value (``'default'`` resolved first)."""
+    from bgai.serve.bot import Bot, default_agent_spec
+
+    return Bot.from_spec(default_agent_spec() if spec == DEFAULT_AGENT else spec)
+
+
+def run_external(args: argparse.Namespace) -> int:
+    """Run ``bgai serve external``."""
+    from bgai.errors import BgaiError
+    from bgai.serve.external import serve_external
+
+    _check_port(args.port)
+    bot = make_bot(args.agent)
+
+    def ready(server) -> None:
+        print(
+            f"bgai external player ({bot.spec}) listening on {args.host}:{server.port}\n"
+            f"in GNU Backgammon: set player 1 external {args.host}:{server.port}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    try:
+        serve_external(bot, args.host, args.port, seed=args.seed, ready=ready)
+    except OSError as exc:
+        raise BgaiError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    return 0
+
+
+def run_http(args: argparse.Namespace) -> int:
+    """Run ``bgai serve http``."""
+    from bgai.errors import BgaiError
+    from bgai.serve.http import serve_http
+
+    _check_port(args.port, args.host)
+    bot = make_bot(args.agent)
+    print(f"bgai HTTP API ({bot.spec}) on http://{args.host}:{args.port}/  (API docs: /docs)", file=sys.stderr, flush=True)
+    try:
+        serve_http(bot, args.host, args.port, seed=args.seed)
+    except OSError as exc:
+        raise BgaiError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    return 0

@@ -1,0 +1,308 @@
+"""One bot for the servers and terminal play: an :class:`~bgai.agents.base.Agent` plus what a frontend asks.
+
+:class:`Bot` wraps any agent and answers, for **one** position at a time (bgai's layout, :mod:`bgai.board`,
+side to act in row 0): the legal plays ranked, the chosen play, outcome probabilities (agents that have them),
+resignation and cube decisions.  Agent calls are serialised with a lock, so one ``Bot`` can be shared by the
+threads of a server without answers getting mixed up; randomness comes from a ``np.random.Generator`` passed in
+by the caller (one per connection or game).
+
+Cube decisions go through :mod:`bgai.cube` when it provides them (see :meth:`Bot.cube_advice`); otherwise the
+documented conservative policy is used: **never double, always take** (cubeless play cannot lose more than it
+would with the cube kept in the middle by the other side's choices, and a take is never worse than a drop by
+more than the cube value).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bgai.agents.base import Agent, ProbabilityAgent, ValueAgent
+from bgai.board import as_batch, flip
+from bgai.equity import OUTPUTS, cubeless_equity
+from bgai.errors import BgaiError, InvalidDiceError
+
+__all__ = ["Bot", "RankedPlay", "CubeAdvice", "CONSERVATIVE_CUBE"]
+
+#: Name of the fallback cube policy.
+CONSERVATIVE_CUBE = "conservative (never double, always take)"
+
+
+@dataclass(frozen=True, eq=False)
+class RankedPlay:
+    """One legal play with the bot's score for it.
+
+    Attributes:
+        play: the :class:`bgai.movegen.Play` (``.steps``, ``.notation``, ``.afterstate``).
+        score: the agent's score of the afterstate for the mover (cubeless equity in ppg for agents with
+            probabilities; an agent-specific score otherwise, e.g. pubeval's); ``None`` when the agent scores
+            nothing (the random bot).
+        probabilities: ``(5,)`` float64 outcome probabilities for the mover after the play
+            (:data:`bgai.equity.OUTPUTS` order), or ``None``.
+    """
+
+    play: object
+    score: float | None
+    probabilities: np.ndarray | None = None
+
+    @property
+    def equity(self) -> float | None:
+        """Cubeless equity (ppg) for the mover, when probabilities are known."""
+        return None if self.probabilities is None else float(cubeless_equity(self.probabilities))
+
+
+@dataclass(frozen=True)
+class CubeAdvice:
+    """A cube decision for the side to act.
+
+    Attributes:
+        double: before rolling: the side on roll should double (False where doubling is not allowed).
+        take: when doubled: the side doubled should take (True) or drop (False).
+        beaver: when doubled in money play: the side doubled should beaver (only from :mod:`bgai.cube`).
+        policy: where the decision comes from (``'bgai.cube'`` or :data:`CONSERVATIVE_CUBE`).
+        equities: cubeful equities when known: ``{'no_double': .., 'double_take': .., 'double_pass': ..}`` in
+            ppg (money) or match-winning chance (match play), from the side on roll's view.
+    """
+
+    double: bool
+    take: bool
+    beaver: bool = False
+    policy: str = CONSERVATIVE_CUBE
+    equities: dict = field(default_factory=dict)
+
+
+def _no_play(play) -> bool:
+    return not getattr(play, "steps", ())
+
+
+class Bot:
+    """A frontend's view of an agent (thread-safe; one position per call).
+
+    Args:
+        agent: any :class:`~bgai.agents.base.Agent`.
+        spec: the agent specification it was made from (shown in ``version`` answers and the web page).
+    """
+
+    def __init__(self, agent: Agent, spec: str | None = None) -> None:
+        if not isinstance(agent, Agent):
+            raise TypeError(f"Bot needs an Agent, got {type(agent).__name__}")
+        self.agent = agent
+        self.spec = spec or getattr(agent, "name", type(agent).__name__)
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_spec(cls, spec: str) -> "Bot":
+        """Build the agent named by ``spec`` (:func:`bgai.agents.registry.make_agent`).
+
+        Raises:
+            AgentSpecError: an unknown agent or bad options; CheckpointError: an unreadable checkpoint.
+        """
+        from bgai.agents.registry import make_agent
+
+        return cls(make_agent(spec), spec)
+
+    @property
+    def name(self) -> str:
+        """Short name of the agent, e.g. ``'pubeval'``."""
+        return str(getattr(self.agent, "name", self.spec))
+
+    @property
+    def has_probabilities(self) -> bool:
+        """True when the agent estimates outcome probabilities (neural nets, GNU Backgammon)."""
+        return isinstance(self.agent, ProbabilityAgent)
+
+    # ----------------------------------------------------------------------------------------------- plays
+    @staticmethod
+    def legal_plays(board: np.ndarray, dice: tuple[int, int]) -> list:
+        """The legal plays of one position (:func:`bgai.movegen.legal_plays`); an empty list when none.
+
+        Raises:
+            InvalidPositionError, InvalidDiceError: bad board or dice.
+        """
+        from bgai.movegen import legal_plays
+
+        d = _check_dice(dice)
+        plays = list(legal_plays(as_batch(board)[0], d))
+        return [p for p in plays if not _no_play(p)]
+
+    def choose_play(self, board: np.ndarray, dice: tuple[int, int], rng: np.random.Generator):
+        """The agent's play for one position, or ``None`` when no play is legal.
+
+        Args:
+            board: ``(2, 25)`` int8, side on roll in row 0.
+            dice: ``(d1, d2)`` 1..6.
+            rng: random source for agents that use one.
+
+        Returns:
+            A :class:`bgai.movegen.Play` (``.steps``, ``.notation``, ``.afterstate``) or ``None``.
+
+        Raises:
+            InvalidPositionError, InvalidDiceError: bad input.  RuntimeError: the agent returned a position
+            that is no legal afterstate (a bug in the agent).
+        """
+        b = as_batch(board)
+        plays = self.legal_plays(b[0], dice)
+        if not plays:
+            return None
+        if len(plays) == 1:
+            return plays[0]
+        with self._lock:
+            after = self.agent.choose(b, np.asarray([dice], dtype=np.int64), rng)
+        chosen = np.asarray(after)[0]
+        for p in plays:
+            if np.array_equal(p.afterstate, chosen):
+                return p
+        raise RuntimeError(f"agent {self.name!r} chose a position that is not a legal afterstate")
+
+    def rank_plays(self, board: np.ndarray, dice: tuple[int, int], rng: np.random.Generator | None = None) -> list[RankedPlay]:
+        """All legal plays, best first by the agent's score (ties keep generation order).
+
+        Agents without any score (the random bot) list their chosen play first, then the others unscored.
+        Empty when no play is legal.
+        """
+        b = as_batch(board)
+        plays = self.legal_plays(b[0], dice)
+        if not plays:
+            return []
+        after = np.stack([np.asarray(p.afterstate, dtype=np.int8) for p in plays])
+        probs = None
+        with self._lock:
+            if isinstance(self.agent, ProbabilityAgent):
+                probs = np.asarray(self.agent.afterstate_probabilities(after), dtype=np.float64)
+                scores = cubeless_equity(probs)
+            elif isinstance(self.agent, ValueAgent):
+                scores = np.asarray(self.agent.evaluate_afterstates(after), dtype=np.float64)
+            elif hasattr(self.agent, "evaluate_plays"):
+                scores = np.asarray(self.agent.evaluate_plays(b, after, np.zeros(len(plays), dtype=np.int64)), dtype=np.float64)
+            else:
+                scores = None
+        if scores is None:
+            chosen = self.choose_play(b[0], dice, rng if rng is not None else np.random.default_rng(0))
+            order = sorted(range(len(plays)), key=lambda i: plays[i] is not chosen)
+            return [RankedPlay(plays[i], None, None) for i in order]
+        order = np.argsort(-scores, kind="stable")
+        return [
+            RankedPlay(plays[i], float(scores[i]), None if probs is None else probs[i].copy()) for i in order
+        ]
+
+    # ------------------------------------------------------------------------------------- probabilities
+    def probabilities(self, board: np.ndarray) -> np.ndarray | None:
+        """``(5,)`` float64 cubeless outcome probabilities for the side on roll before it rolls, or ``None``
+        for agents without probabilities."""
+        if not self.has_probabilities:
+            return None
+        with self._lock:
+            return np.asarray(self.agent.probabilities(as_batch(board)), dtype=np.float64)[0].copy()
+
+    # ------------------------------------------------------------------------------------- resignations
+    def accept_resignation(self, board: np.ndarray, points: int, *, cube_centred_jacoby: bool = False) -> bool:
+        """Should the side on roll accept the opponent's offer to resign ``points`` (1 single, 2 gammon,
+        3 backgammon; before the cube)?
+
+        Accept when what the offer gives (``points``) is at least the cubeless equity of playing on (gammons
+        not counted when ``cube_centred_jacoby``: money play, Jacoby rule, cube centred).  Agents without
+        probabilities accept only a backgammon (nothing can be worth more).
+        """
+        if points not in (1, 2, 3):
+            raise BgaiError(f"a resignation is worth 1, 2 or 3 points, got {points}")
+        p = self.probabilities(board)
+        if p is None:
+            return points >= 3
+        if cube_centred_jacoby:
+            eq = 2.0 * p[0] - 1.0
+        else:
+            eq = float(cubeless_equity(p))
+        return points >= eq - 1e-9
+
+    # --------------------------------------------------------------------------------------------- cube
+    def cube_advice(
+        self,
+        board: np.ndarray,
+        *,
+        doubled: bool = False,
+        cube_value: int = 1,
+        cube_owner: int = -1,
+        match_length: int = 0,
+        score: tuple[int, int] = (0, 0),
+        crawford: bool = False,
+        jacoby: bool = True,
+        beavers: bool = True,
+    ) -> CubeAdvice:
+        """Cube decision for the side to act in ``board`` (row 0): double before rolling, or take when doubled.
+
+        Args:
+            board: ``(2, 25)`` from the view of the side that decides (on roll, or doubled).
+            doubled: the side to act has been doubled (decide take/drop) rather than being on roll.
+            cube_value: current cube value (before a pending double).
+            cube_owner: -1 centred, 0 the side to act, 1 the opponent.
+            match_length: 0 money, else points to win.
+            score: ``(side to act, opponent)``.
+            crawford, jacoby, beavers: rules in force.
+
+        Uses :mod:`bgai.cube` when it offers a decision for this agent; else :data:`CONSERVATIVE_CUBE`.
+        """
+        may_double = not doubled and cube_owner in (-1, 0) and not crawford
+        if match_length and score[0] + cube_value >= match_length:
+            may_double = False  # the present cube already wins the match: doubling cannot gain
+        advice = _cube_from_library(
+            self,
+            board,
+            doubled=doubled,
+            cube_value=cube_value,
+            cube_owner=cube_owner,
+            match_length=match_length,
+            score=score,
+            crawford=crawford,
+            jacoby=jacoby,
+            beavers=beavers,
+        )
+        if advice is None:
+            return CubeAdvice(double=False, take=True)
+        if not may_double and advice.double:
+            advice = CubeAdvice(False, advice.take, advice.beaver, advice.policy, advice.equities)
+        return advice
+
+
+def _check_dice(dice) -> tuple[int, int]:
+    try:
+        d = tuple(int(x) for x in dice)
+    except (TypeError, ValueError):
+        raise InvalidDiceError(f"dice must be two integers 1..6, got {dice!r}") from None
+    if len(d) != 2 or not all(1 <= x <= 6 for x in d):
+        raise InvalidDiceError(f"dice must be two integers 1..6, got {dice!r}")
+    return d  # type: ignore[return-value]
+
+
+def _cube_from_library(bot: Bot, board: np.ndarray, **kw) -> CubeAdvice | None:
+    """Ask :mod:`bgai.cube` for a decision; ``None`` when it is missing or cannot decide for this agent."""
+    try:
+        from bgai.serve import _cube_adapter
+    except ImportError:  # pragma: no cover - adapter is part of the package
+        return None
+    return _cube_adapter.advise(bot, board, **kw)
+
+
+def outputs_dict(probs: np.ndarray) -> dict[str, float]:
+    """``{'win': .., 'win_gammon': .., ...}`` from a ``(5,)`` probability array (:data:`bgai.equity.OUTPUTS`)."""
+    return {k: float(v) for k, v in zip(OUTPUTS, probs)}
+
+
+def mover_view(afterstate: np.ndarray) -> np.ndarray:
+    """The position of the player now on roll after ``afterstate`` (rows swapped)."""
+    return flip(afterstate)
+
+
+def default_agent_spec() -> str:
+    """The agent served when none is named: ``$BGAI_MODEL`` if set, else the shipped model (the newest ``*.pt``
+    in the repository's ``checkpoints/`` folder), else ``'pubeval'``."""
+    import glob
+    import os
+
+    env = os.environ.get("BGAI_MODEL")
+    if env:
+        return env
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    found = sorted(glob.glob(os.path.join(root, "checkpoints", "*.pt")), key=os.path.getmtime)
+    return found[-1] if found else "pubeval"

@@ -1,0 +1,436 @@
+"""GNU Backgammon's external-player protocol, engine side: bgai answers ``board:`` lines over TCP.
+
+Protocol (``shared/PROTOCOLS.md`` section 1; source: GNU Backgammon's ``external.c``, ``external_y.y``,
+``drawboard.c`` and the ``PLAYER_EXTERNAL`` branch of ``play.c``): a client -- GNU Backgammon itself after
+``set player N external host:port``, or a FIBS bot -- connects and sends one command per line; the engine answers
+each with one line (``version``: four lines):
+
+=====================================================  =============================================================
+``board:...`` [session options]                        the decision of the side to act: ``take``/``drop``/``beaver``
+                                                       when doubled; ``accept``/``reject`` with ``resignation n``;
+                                                       with dice the play in gnubg's plain step format
+                                                       (``24/22 13/8 ``; bar 25, off 0; an empty line when no play
+                                                       is legal); without dice ``double`` or ``roll``
+``evaluation fibsboard board:...`` [options]          six numbers ``%f``: P(win), P(win gammon), P(win backgammon),
+                                                       P(lose gammon), P(lose backgammon), equity (cubeless; cubeful
+                                                       with ``cubeful``; match-winning chance in match play)
+``version``                                            ``Interface: 2`` / ``RFBF: 0`` / ``Engine: ..`` / ``Software: ..``
+``set debug on|off``, ``set interface new|old``        ``Debug output ON|OFF``, ``New interface ON|OFF``
+``help``                                               ``\\tNo help information available``
+``quit``, ``exit``                                     close the connection
+=====================================================  =============================================================
+
+Session options: ``jacobyrule``, ``crawfordrule``, ``beavers`` (boolean ``on|off|yes|no|true|false``) and
+``resignation 0..3``; evaluation options ``plies n``, ``noise x``, ``prune``, ``deterministic`` (accepted and
+ignored: bgai evaluates with its agent's own settings), ``cube on|off``, ``cubeful``, ``cubeless``.
+
+Robustness: NUL bytes are dropped (GNU Backgammon writes one after each board), ``\\n`` and ``\\r\\n`` both end a
+line, a bad line gets ``Error: <what is wrong>`` and the connection stays usable; lines longer than
+:data:`MAX_LINE` bytes are refused.  Every connection has its own state (debug flag, random generator); agent
+calls are serialised by :class:`~bgai.serve.bot.Bot`, so concurrent clients do not disturb each other.
+"""
+
+from __future__ import annotations
+
+import logging
+import socketserver
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from bgai.board import render
+from bgai.equity import cubeless_equity
+from bgai.errors import BgaiError
+from bgai.formats.fibs import FIBSState, interpret_fibs_board, parse_fibs_board
+from bgai.serve.bot import Bot
+
+__all__ = ["ExternalSession", "ExternalServer", "serve_external", "format_plain", "MAX_LINE", "INTERFACE_VERSION"]
+
+log = logging.getLogger(__name__)
+
+#: Longest accepted command line in bytes (a full board line is about 170).
+MAX_LINE = 4096
+#: The interface version GNU Backgammon reports (``Interface: 2``, "new" reentrant interface).
+INTERFACE_VERSION = "2"
+
+_TRUE = {"on", "yes", "true"}
+_FALSE = {"off", "no", "false"}
+
+
+class ProtocolError(BgaiError):
+    """A command line the protocol does not understand (answered with ``Error: ...``)."""
+
+
+@dataclass
+class _Options:
+    jacoby: bool = True
+    crawford_rule: bool = True
+    beavers: bool = True
+    resignation: int = 0
+    cubeful: bool = False
+
+
+def _parse_options(text: str, *, evaluation: bool) -> _Options:
+    opts = _Options()
+    toks = text.split()
+    i = 0
+
+    def boolean(name: str, default: bool | None = None) -> bool:
+        nonlocal i
+        if i < len(toks) and toks[i].lower() in _TRUE | _FALSE:
+            v = toks[i].lower() in _TRUE
+            i += 1
+            return v
+        if default is not None:
+            return default
+        raise ProtocolError(f"option '{name}' needs on/off (yes/no, true/false)")
+
+    def number(name: str, kind=int):
+        nonlocal i
+        if i >= len(toks):
+            raise ProtocolError(f"option '{name}' needs a number")
+        try:
+            v = kind(toks[i])
+        except ValueError:
+            raise ProtocolError(f"option '{name}' needs a number, got {toks[i]!r}") from None
+        i += 1
+        return v
+
+    while i < len(toks):
+        key = toks[i].lower()
+        i += 1
+        if key == "jacobyrule":
+            opts.jacoby = boolean(key)
+        elif key == "crawfordrule":
+            opts.crawford_rule = boolean(key)
+        elif key == "beavers":
+            opts.beavers = boolean(key)
+        elif key == "resignation":
+            n = number(key)
+            if not 0 <= n <= 3:
+                raise ProtocolError(f"resignation must be 0..3 (none, single, gammon, backgammon), got {n}")
+            opts.resignation = n
+        elif evaluation and key == "plies":
+            if number(key) < 0:
+                raise ProtocolError("plies must be >= 0")
+        elif evaluation and key == "noise":
+            number(key, float)
+        elif evaluation and key in ("prune", "deterministic"):
+            boolean(key, True)
+        elif evaluation and key == "cube":
+            opts.cubeful = boolean(key)
+        elif evaluation and key in ("cubeful", "cubeless"):
+            opts.cubeful = key == "cubeful"
+        else:
+            raise ProtocolError(f"unknown option {toks[i - 1]!r}")
+    return opts
+
+
+class ExternalSession:
+    """The protocol state of one connection: feed it lines, send back what it returns.
+
+    Args:
+        bot: the bot that decides (shared between sessions; it is thread-safe).
+        rng: this connection's random generator (for agents that use randomness).
+        software: text of the ``Software:`` line of ``version``.
+    """
+
+    def __init__(self, bot: Bot, rng: np.random.Generator, software: str | None = None) -> None:
+        from bgai import __version__
+
+        self.bot = bot
+        self.rng = rng
+        self.debug = False
+        self.new_interface = False
+        self.software = software or f"bgai {__version__}"
+
+    def handle(self, raw: str) -> str | None:
+        """Answer one command line.
+
+        Args:
+            raw: the line, with or without its line end and NUL bytes.
+
+        Returns:
+            The reply, ending in ``\\n`` (``Error: ...`` for a bad line); ``None`` for ``quit``/``exit`` (close).
+            Never raises for bad input.
+        """
+        line = raw.replace("\0", "").strip()
+        try:
+            return self._dispatch(line)
+        except BgaiError as exc:
+            return f"Error: {_one_line(str(exc))}\n"
+        except Exception as exc:  # a bug must not kill the connection or the server
+            log.exception("internal error answering %r", line[:200])
+            return f"Error: internal error ({type(exc).__name__}: {_one_line(str(exc))})\n"
+
+    # ------------------------------------------------------------------------------------------------
+    def _dispatch(self, line: str) -> str | None:
+        if not line:
+            return "Error: no command given\n"
+        word = line.split(None, 1)[0].lower()
+        if word.startswith("board:"):
+            board_text, opts = _split_board(line)
+            return self._decision(board_text, _parse_options(opts, evaluation=False))
+        if word == "evaluation":
+            rest = line.split(None, 1)[1] if len(line.split(None, 1)) > 1 else ""
+            parts = rest.split(None, 1)
+            if not parts or parts[0].lower() != "fibsboard":
+                raise ProtocolError("expected 'evaluation fibsboard board:...'")
+            if len(parts) < 2 or not parts[1].lower().startswith("board:"):
+                raise ProtocolError("expected a board after 'evaluation fibsboard'")
+            board_text, opts = _split_board(parts[1])
+            return self._evaluation(board_text, _parse_options(opts, evaluation=True))
+        if word == "version":
+            return (
+                f"Interface: {INTERFACE_VERSION}\nRFBF: 0\nEngine: bgai {self.bot.spec}\nSoftware: {self.software}\n"
+            )
+        if word == "help":
+            return "\tNo help information available\n"
+        if word in ("quit", "exit"):
+            return None
+        if word == "set":
+            toks = line.split()
+            if len(toks) != 3:
+                raise ProtocolError("expected 'set debug on|off' or 'set interface new|old'")
+            key, val = toks[1].lower(), toks[2].lower()
+            if key == "debug":
+                if val not in _TRUE | _FALSE:
+                    raise ProtocolError(f"set debug needs on/off, got {toks[2]!r}")
+                self.debug = val in _TRUE
+                return f"Debug output {'ON' if self.debug else 'OFF'}\n"
+            if key == "interface":
+                if val not in ("new", "old"):
+                    raise ProtocolError(f"set interface needs new/old, got {toks[2]!r}")
+                self.new_interface = val == "new"
+                return f"New interface {'ON' if self.new_interface else 'OFF'}\n"
+            raise ProtocolError(f"set option '{toks[1]}' not supported")
+        shown = line[:40] + ("..." if len(line) > 40 else "")
+        raise ProtocolError(f"unknown command {shown!r} (expected board:..., evaluation fibsboard ..., version, help, set, quit)")
+
+    def _state(self, board_text: str, opts: _Options) -> FIBSState:
+        try:
+            state = interpret_fibs_board(parse_fibs_board(board_text))
+        except BgaiError as exc:
+            raise ProtocolError(f"badly formed board: {exc}") from None
+        return state
+
+    def _debug_prefix(self, state: FIBSState) -> str:
+        if not self.debug:
+            return ""
+        lines = [f"state: dice {state.dice} cube {state.cube_value} owner {state.cube_owner} doubled {state.doubled} "
+                 f"match {state.match_length} score {state.score} crawford {state.crawford}"]
+        lines += render(state.board).splitlines()
+        return "".join(f"DBG: {s}\n" for s in lines)
+
+    def _decision(self, board_text: str, opts: _Options) -> str:
+        state = self._state(board_text, opts)
+        crawford = state.crawford and opts.crawford_rule
+        pre = self._debug_prefix(state)
+        money = state.match_length == 0
+        if state.doubled:
+            adv = self.bot.cube_advice(
+                state.board,
+                doubled=True,
+                cube_value=state.cube_value,
+                cube_owner=state.cube_owner,
+                match_length=state.match_length,
+                score=state.score,
+                crawford=crawford,
+                jacoby=opts.jacoby,
+                beavers=opts.beavers,
+            )
+            if adv.take and adv.beaver and money and opts.beavers:
+                return pre + "beaver\n"
+            return pre + ("take\n" if adv.take else "drop\n")
+        if opts.resignation:
+            jacoby_centred = money and opts.jacoby and state.cube_owner == -1
+            ok = self.bot.accept_resignation(state.board, opts.resignation, cube_centred_jacoby=jacoby_centred)
+            return pre + ("accept\n" if ok else "reject\n")
+        if state.dice is not None:
+            play = self.bot.choose_play(state.board, state.dice, self.rng)
+            if play is None:
+                return pre + "\n"
+            return pre + format_plain(play.steps) + "\n"
+        adv = self.bot.cube_advice(
+            state.board,
+            cube_value=state.cube_value,
+            cube_owner=state.cube_owner,
+            match_length=state.match_length,
+            score=state.score,
+            crawford=crawford,
+            jacoby=opts.jacoby,
+            beavers=opts.beavers,
+        )
+        return pre + ("double\n" if adv.double else "roll\n")
+
+    def _evaluation(self, board_text: str, opts: _Options) -> str:
+        state = self._state(board_text, opts)
+        probs = self.bot.probabilities(state.board)
+        if probs is None:
+            raise ProtocolError(f"agent {self.bot.name!r} gives no probabilities; serve a neural or gnubg agent")
+        from bgai.serve import _cube_adapter
+
+        if state.match_length or opts.cubeful:
+            value = _cube_adapter.evaluation_value(
+                self.bot,
+                state.board,
+                probs,
+                cubeful=opts.cubeful,
+                cube_value=state.cube_value,
+                cube_owner=state.cube_owner,
+                match_length=state.match_length,
+                score=state.score,
+                crawford=state.crawford and opts.crawford_rule,
+                jacoby=opts.jacoby,
+            )
+            if value is None:
+                what = "match-winning chance" if state.match_length else "cubeful equity"
+                raise ProtocolError(f"{what} needs bgai.cube, which cannot evaluate this yet")
+        else:
+            value = float(cubeless_equity(probs))
+        return self._debug_prefix(state) + " ".join(f"{x:f}" for x in [*probs.tolist(), value]) + "\n"
+
+
+def format_plain(steps) -> str:
+    """A play in GNU Backgammon's plain step format (``FormatMovePlain``), e.g. ``'24/22 13/8 '``.
+
+    Single-die steps ``from/to`` from the mover's view, bar 25, off 0, ``*`` after a step that hits, and a space
+    after every step but the fourth (so two-step plays end in a space, as gnubg writes them).  Uses
+    :func:`bgai.formats.notation.format_play_plain` when available.
+
+    Args:
+        steps: ``((from, to, hit), ...)`` as in :attr:`bgai.movegen.Play.steps`.
+    """
+    try:
+        from bgai.formats.notation import format_play_plain
+    except ImportError:
+        out = []
+        for i, (f, t, h) in enumerate(steps):
+            out.append(f"{int(f)}/{int(t)}{'*' if h else ''}{' ' if i < 3 else ''}")
+        return "".join(out)
+    return format_play_plain(steps).rstrip("\n")
+
+
+def _split_board(text: str) -> tuple[str, str]:
+    """Split ``board:...:n [options]`` into the board and the options text (first whitespace after the board)."""
+    t = text.strip()
+    # names may not contain whitespace in practice; the 50 numbers never do: split at the first whitespace
+    # after the last ':'-separated field.
+    colon = t.rfind(":")
+    ws = [i for i in range(colon + 1, len(t)) if t[i].isspace()]
+    if not ws:
+        return t, ""
+    return t[: ws[0]], t[ws[0] :].strip()
+
+
+def _one_line(s: str) -> str:
+    return " ".join(s.split())
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    server: "ExternalServer"
+
+    def handle(self) -> None:
+        session = ExternalSession(self.server.bot, self.server.next_rng(), self.server.software)
+        peer = "%s:%s" % self.client_address[:2]
+        log.info("connection from %s", peer)
+        while True:
+            try:
+                raw = self.rfile.readline(MAX_LINE + 1)
+            except (ConnectionError, OSError):
+                break
+            if not raw:
+                break
+            if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
+                # skip the rest of an over-long line
+                while raw and not raw.endswith(b"\n"):
+                    raw = self.rfile.readline(MAX_LINE + 1)
+                reply: str | None = f"Error: line longer than {MAX_LINE} bytes\n"
+            else:
+                text = raw.decode("utf-8", errors="replace")
+                if not raw.endswith(b"\n") and not text.replace("\0", "").strip():
+                    break  # a stray NUL (gnubg writes one after each board) before the client closed
+                reply = session.handle(text)
+                if self.server.on_exchange is not None:
+                    self.server.on_exchange(text, reply)
+            log.debug("%s: %r -> %r", peer, raw[:200], reply)
+            if reply is None:
+                break
+            try:
+                self.wfile.write(reply.encode("utf-8"))
+                self.wfile.flush()
+            except (ConnectionError, OSError):
+                break
+        log.info("connection from %s closed", peer)
+
+
+class ExternalServer(socketserver.ThreadingTCPServer):
+    """A TCP server speaking the external-player protocol; one thread per connection.
+
+    Args:
+        address: ``(host, port)``; port 0 picks a free port (see :attr:`port`).
+        bot: the bot answering every connection.
+        seed: seed of the per-connection random generators (connection *k* gets ``default_rng([seed, k])``).
+        on_exchange: optional callable ``(line, reply)`` called after each answered line (``reply`` None for
+            quit); for transcripts and tests.  Called from the connection's thread.
+    """
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        bot: Bot,
+        *,
+        seed: int = 0,
+        software: str | None = None,
+        on_exchange=None,
+    ) -> None:
+        self.bot = bot
+        self.on_exchange = on_exchange
+        self.seed = int(seed)
+        self.software = software
+        self._count = 0
+        self._count_lock = threading.Lock()
+        super().__init__(address, _Handler)
+
+    @property
+    def port(self) -> int:
+        """The TCP port actually bound."""
+        return int(self.server_address[1])
+
+    def next_rng(self) -> np.random.Generator:
+        """A fresh generator for the next connection."""
+        with self._count_lock:
+            k = self._count
+            self._count += 1
+        return np.random.default_rng([self.seed, k])
+
+    def start_in_thread(self) -> threading.Thread:
+        """Serve in a daemon thread (for tests and embedding); stop with ``shutdown()`` and ``server_close()``."""
+        t = threading.Thread(target=self.serve_forever, name="bgai-external", daemon=True)
+        t.start()
+        return t
+
+
+def serve_external(bot: Bot, host: str = "localhost", port: int = 4242, *, seed: int = 0, ready=None) -> None:
+    """Serve the external-player protocol until interrupted (Ctrl-C).
+
+    Args:
+        bot: the bot.
+        host, port: address to listen on.
+        seed: seed for per-connection random generators.
+        ready: optional callable given the bound :class:`ExternalServer` once listening.
+
+    Raises:
+        OSError: the address cannot be bound (e.g. the port is in use).
+    """
+    with ExternalServer((host, port), bot, seed=seed) as server:
+        if ready is not None:
+            ready(server)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass

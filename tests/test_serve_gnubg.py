@@ -1,0 +1,140 @@
+"""The real client: GNU Backgammon (``gnubg -t``, Debian package ``gnubg``) plays a match against bgai through
+``set player 0 external localhost:PORT``.  Every answer bgai gave must show up in gnubg's own game record
+(saved as SGF): each play with exactly the steps bgai sent (an illegal play would be recorded as a dance), each
+double / take / drop; and the match must finish.
+
+Run alone:  ``pytest tests/test_serve_gnubg.py -v``.  Skipped only when gnubg is not installed
+(``apt-get install gnubg``; ``.ci/system-deps.sh`` installs it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import threading
+
+import pytest
+
+from bgai.serve.bot import Bot
+from bgai.serve.external import ExternalServer
+
+GNUBG = shutil.which("gnubg") or next(
+    (p for p in ("/usr/games/gnubg", "/usr/bin/gnubg") if os.access(p, os.X_OK)), None
+)
+pytestmark = pytest.mark.skipif(
+    GNUBG is None, reason="GNU Backgammon is not installed (Debian: apt-get install gnubg); real-client test skipped"
+)
+
+
+def _agent_spec() -> str:
+    """An agent with probabilities (so that bgai's cube decisions are exercised) when gnubg-nn is present."""
+    try:
+        import gnubg_nn  # noqa: F401
+    except ImportError:
+        return "pubeval"
+    return "gnubg"
+
+
+def _sgf_player0_actions(sgf: str) -> list[tuple]:
+    """Player 0's (White's) actions in gnubg's SGF: ('double',), ('take',), ('drop',) or
+    ('move', 'd1d2', ((from, to), ...)).
+
+    SGF backgammon (GM[6], red-bean.com): points a..x are White's 1..24, y the bar, z off.
+    """
+    pt = {chr(ord("a") + i): i + 1 for i in range(24)}
+    pt["y"], pt["z"] = 25, 0
+    out = []
+    for m in re.finditer(r";W\[([^\]]*)\]", sgf):
+        v = m.group(1)
+        if v in ("double", "take", "drop"):
+            out.append((v,))
+        elif re.fullmatch(r"[1-6]{2}[a-z]*", v):
+            steps = tuple((pt[v[i]], pt[v[i + 1]]) for i in range(2, len(v), 2))
+            out.append(("move", "".join(sorted(v[:2], reverse=True)), steps))
+    return out
+
+
+def _our_actions(exchanges: list[tuple[str, str]]) -> list[tuple]:
+    """bgai's answers in the same form as :func:`_sgf_player0_actions` (plus the board a play was made on)."""
+    from bgai.formats.fibs import interpret_fibs_board
+
+    out = []
+    for line, reply in exchanges:
+        r = (reply or "").strip()
+        assert not r.startswith("Error"), f"bgai answered {line!r} with {r!r}"
+        if r == "roll":
+            continue
+        if r in ("double", "take", "drop"):
+            out.append((r,))
+            continue
+        state = interpret_fibs_board(line)
+        assert state.dice is not None, f"a move answer to a board without dice: {line!r} -> {r!r}"
+        steps = tuple(tuple(int(x) for x in s.replace("*", "").split("/")) for s in r.split())
+        d = "".join(str(x) for x in sorted(state.dice, reverse=True))
+        out.append(("move", d, steps, state.board))
+    return out
+
+
+def _same(theirs: tuple, ours: tuple) -> bool:
+    """Same action; for plays the same dice and the same resulting position (gnubg records its own step order,
+    e.g. 13/7 7/4 for bgai's 13/10 10/4)."""
+    from bgai.movegen import apply_steps
+
+    if theirs[0] != ours[0] or theirs[0] != "move":
+        return theirs == ours[:1] if ours[0] != "move" else False
+    if theirs[1] != ours[1]:
+        return False
+    board = ours[3]
+    return bool((apply_steps(board, theirs[2]) == apply_steps(board, ours[2])).all())
+
+
+@pytest.mark.slow
+def test_gnubg_plays_a_match_against_bgai_and_accepts_every_answer(tmp_path):
+    exchanges: list[tuple[str, str]] = []
+    lock = threading.Lock()
+
+    def record(line: str, reply: str | None) -> None:
+        with lock:
+            exchanges.append((line, reply))
+
+    spec = _agent_spec()
+    server = ExternalServer(("127.0.0.1", 0), Bot.from_spec(spec), seed=1, on_exchange=record)
+    server.start_in_thread()
+    sgf_path = tmp_path / "match.sgf"
+    script = "\n".join(
+        [
+            f"set player 0 external localhost:{server.port}",
+            "set player 1 gnubg",
+            "set player 1 chequerplay evaluation plies 0",
+            "set player 1 cubedecision evaluation plies 0",
+            "set rng mersenne",
+            "set seed 20261130",
+            "new match 5",
+            f"save match {sgf_path}",
+            "",
+        ]
+    )
+    env = dict(os.environ, HOME=str(tmp_path))  # gnubg writes its settings under $HOME/.gnubg
+    try:
+        proc = subprocess.run(
+            [GNUBG, "-t", "-q", "-r"], input=script, capture_output=True, text=True, timeout=240, env=env
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    out = proc.stdout + proc.stderr
+    (tmp_path / "gnubg.log").write_text(out)
+    assert "has won the match" in out, out[-3000:]
+    assert "badly formed" not in out and "Error:" not in out, out[-3000:]
+    sgf = sgf_path.read_text()
+    assert re.search(r"RE\[[WB]\+\d+\]", sgf), "the saved match has no result"
+    theirs = _sgf_player0_actions(sgf)
+    ours = _our_actions(exchanges)
+    assert sum(a[0] == "move" for a in ours) > 20
+    # every play bgai sent is the play gnubg recorded (same dice, same resulting position), in order, and every
+    # cube action too
+    assert len(theirs) == len(ours), (len(theirs), len(ours))
+    bad = [(i, t, o[:3]) for i, (t, o) in enumerate(zip(theirs, ours)) if not _same(t, o)]
+    assert not bad, bad[:5]
