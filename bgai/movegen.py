@@ -36,6 +36,7 @@ and a few scattered cell updates.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -295,26 +296,52 @@ _U32 = np.uint32
 _ONE = _U32(1)
 _BARBIT = _U32(1 << 25)
 _ALL = _U32(0xFFFFFFFF)
-_POW2 = np.left_shift(_ONE, np.arange(32, dtype=_U32))  # bit p -> 1 << p
-# highest set bit (as a one-hot mask) of a 7-bit value: for home boards (bits 1..6)
+_POW2 = (np.ones(32, dtype=np.uint64) << np.arange(32, dtype=np.uint64)).astype(_U32)  # p -> 1 << p
+#: one-hot mask of a destination point ``t`` at index ``t + 8`` (``t`` -8..31); 0 for ``t <= 0`` (borne off)
+_DEST = np.array([1 << t if 1 <= t <= 31 else 0 for t in range(-8, 32)], dtype=np.uint64).astype(_U32)
+#: highest set bit (one-hot) of a 7-bit value: the highest occupied point of a home board (bits 1..6)
 _HIGHEST7 = np.array([0] + [1 << (v.bit_length() - 1) for v in range(1, 128)], dtype=_U32)
-_POP8 = np.array([bin(v).count("1") for v in range(256)], dtype=np.int8)
+#: step codes index the delta tables: ((from - 1) * 6 + (die - 1)) * 2 + hit; _NULL = no step
+_NULL = 300
+_NULL2 = _NULL * 301 + _NULL
 
 
-def _pack_bits(flags: np.ndarray, first_bit: int) -> np.ndarray:
-    """``(K, w)`` bool -> ``(K,)`` uint32 with column ``j`` at bit ``first_bit + j``."""
+@functools.lru_cache(maxsize=None)
+def _delta_tables() -> tuple[np.ndarray, np.ndarray]:
+    """``(T1, T2)``: the change of a flattened ``(50,)`` board made by one step code (T1, ``(301, 50)`` int8) and
+    by two step codes ``c1 * 301 + c2`` (T2, ``(90601, 50)`` int8).  A hit takes the (single) opponent checker
+    off its point and puts it on the opponent's bar."""
+    t1 = np.zeros((301, 50), dtype=np.int8)
+    for frm in range(1, 26):
+        for die in range(1, 7):
+            for hit in (0, 1):
+                row = t1[((frm - 1) * 6 + (die - 1)) * 2 + hit]
+                row[frm - 1] -= 1
+                to = frm - die
+                if to >= 1:
+                    row[to - 1] += 1
+                    if hit:
+                        row[25 + 24 - to] -= 1
+                        row[49] += 1
+    t2 = (t1[:, None, :] + t1[None, :, :]).reshape(-1, 50)
+    return t1, t2
+
+
+def _pack_bits(flags: np.ndarray) -> np.ndarray:
+    """``(K, 25)`` bool (columns = points 1..24, bar) -> ``(K,)`` uint32 with column ``j`` at bit ``j + 1``."""
     k, w = flags.shape
-    buf = np.zeros((k, 32), dtype=bool)
-    buf[:, first_bit : first_bit + w] = flags
-    return np.packbits(buf, axis=1, bitorder="little").view("<u4").reshape(k).astype(_U32, copy=False)
+    packed = np.packbits(flags, axis=1, bitorder="little")
+    if packed.shape[1] < 4:
+        packed = np.concatenate([packed, np.zeros((k, 4 - packed.shape[1]), dtype=np.uint8)], axis=1)
+    return np.ascontiguousarray(packed).view("<u4").reshape(k).astype(_U32, copy=False) << _ONE
 
 
 def _expand(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """All set bits of ``(K,)`` uint32 masks: ``(row, bit)`` arrays, rows ascending, bits ascending per row."""
+    """All set bits of ``(K,)`` uint32 masks: ``(row, bit)`` int64 arrays, rows ascending, bits ascending per row."""
     m = np.ascontiguousarray(masks, dtype="<u4")
     bits = np.unpackbits(m.view(np.uint8).reshape(-1, 4), axis=1, bitorder="little")
-    r, c = np.nonzero(bits)
-    return r, c
+    idx = np.flatnonzero(bits.view(bool))
+    return idx >> 5, idx & 31
 
 
 def _legal(occ: np.ndarray, open_: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -325,7 +352,8 @@ def _legal(occ: np.ndarray, open_: np.ndarray, d: np.ndarray) -> np.ndarray:
     """
     res = occ & (open_ << d) & ~((_U32(2) << d) - _ONE)  # to an open point p - d >= 1 (bar enters on 25 - d)
     on_bar = (occ & _BARBIT) != 0
-    res = np.where(on_bar, res & _BARBIT, res)
+    if on_bar.any():
+        res = np.where(on_bar, res & _BARBIT, res)
     home = (occ >> _U32(7)) == 0
     if home.any():
         hb = _HIGHEST7[occ & _U32(0x7F)]
@@ -335,6 +363,10 @@ def _legal(occ: np.ndarray, open_: np.ndarray, d: np.ndarray) -> np.ndarray:
     return res
 
 
+def _codes(frm: np.ndarray, die: np.ndarray, hit: np.ndarray) -> np.ndarray:
+    return ((frm - 1) * 6 + (die.astype(np.int64) - 1)) * 2 + hit
+
+
 def _afterstates_fast(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = b.shape[0]
     if n == 0:
@@ -342,96 +374,103 @@ def _afterstates_fast(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.n
     b = np.ascontiguousarray(b)
     me = b[:, 0, :]
     opp_mine = b[:, 1, 23::-1]  # opponent's count on the mover's points 1..24
-    lev = [_pack_bits(me >= k, 1) for k in (1, 2, 3, 4)]
-    open_ = _pack_bits(opp_mine < 2, 1)
-    blot = _pack_bits(opp_mine == 1, 1)
+    occ_all = _pack_bits(me > 0)
+    open_ = _pack_bits(opp_mine < 2)
+    blot = _pack_bits(opp_mine == 1)
     d1 = dice[:, 0].astype(_U32)
     d2 = dice[:, 1].astype(_U32)
     hi = np.maximum(d1, d2)
     lo = np.minimum(d1, d2)
     dbl = hi == lo
-
-    groups: list[tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]] = []  # (pos, [(src, dst), ...])
+    # groups of output rows: (input index ascending, key of the first two steps, key of steps 3-4 or None)
+    groups: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = []
 
     # ---------------- non-doubles ----------------
     J = np.flatnonzero(~dbl)
     if len(J):
-        occ, l2, op = lev[0][J], lev[1][J], open_[J]
-        a, bb = hi[J], lo[J]
+        occ, op, bl = occ_all[J], open_[J], blot[J]
+        l2 = _pack_bits(me[J] > 1)
+        a, c = hi[J], lo[J]
         La = _legal(occ, op, a)
-        Lb = _legal(occ, op, bb)
+        Lb = _legal(occ, op, c)
         count2 = np.zeros(len(J), dtype=np.int64)
-        two = []
-        for first, second, L1, drop in ((a, bb, La, None), (bb, a, Lb, La)):
+        parts = []
+        for first, second, L1, drop in ((a, c, La, None), (c, a, Lb, La)):
             r1, s1 = _expand(L1)
-            s1 = s1.astype(np.int64)
-            t1 = s1 - first[r1].astype(np.int64)
+            t1 = s1 - first[r1]
+            tb = _DEST[t1 + 8]
             sb = _POW2[s1]
-            tb = np.where(t1 >= 1, _POW2[np.maximum(t1, 0)], _U32(0))
             occ1 = (occ[r1] & ~(sb & ~l2[r1])) | tb
             L2 = _legal(occ1, op[r1], second[r1])
             if drop is not None:  # low die first: keep only what the high-die-first order cannot produce
                 L2 &= ~drop[r1] | tb
             r2, s2 = _expand(L2)
-            s2 = s2.astype(np.int64)
-            p1 = r1[r2]
-            t2 = s2 - second[p1].astype(np.int64)
-            two.append((p1, s1[r2], t1[r2], s2, t2))
-            count2 += np.bincount(p1, minlength=len(J))
-        # possible duplicates: one checker using both dice, or two checkers both borne off
-        cand = [np.concatenate(x) for x in zip(*two)]
-        p, s1, t1, s2, t2 = cand
+            p = r1[r2]
+            parts.append([p, s1[r2], t1[r2], s2, s2 - second[p]])
+            count2 += np.bincount(p, minlength=len(J))
+        # the only possible duplicates left: one checker using both dice, or two checkers both borne off
+        for part in parts:
+            part.append(np.ones(len(part[0]), dtype=bool))
+        p_all = np.concatenate([x[0] for x in parts])
+        s1, t1, s2, t2 = (np.concatenate([x[i] for x in parts]) for i in (1, 2, 3, 4))
         chain = s2 == t1
         land = t2 == s1
-        boff = (t1 <= 0) & (t2 <= 0)
-        risky = np.flatnonzero(chain | land | boff)
-        keep = np.ones(len(p), dtype=bool)
+        risky = np.flatnonzero(chain | land | ((t1 <= 0) & (t2 <= 0)))
         if len(risky):
-            rp, rs1, rt1, rs2, rt2 = (x[risky] for x in cand)
+            rp, rs1, rt1, rs2, rt2 = p_all[risky], s1[risky], t1[risky], s2[risky], t2[risky]
             rchain, rland = chain[risky], land[risky]
             u = np.where(rchain, rs1, np.where(rland, rs2, np.maximum(rs1, rs2)))
             v = np.where(rchain, np.maximum(rt2, 0), np.where(rland, np.maximum(rt1, 0), 32 + np.minimum(rs1, rs2)))
-            blot_r = blot[J[rp]]
-            w = np.where(rchain & (((blot_r >> np.maximum(rt1, 0).astype(_U32)) & _ONE) != 0), rt1, 0)
+            w = np.where(rchain & ((bl[rp] & _DEST[rt1 + 8]) != 0), rt1, 0)
             key = (rp << 16) | (u << 11) | (v << 5) | w
             _, first_idx = np.unique(key, return_index=True)
-            keep[risky] = False
+            keep = np.zeros(len(p_all), dtype=bool)
             keep[risky[first_idx]] = True
-        n_ab = len(two[0][0])
-        for lo_i, hi_i in ((0, n_ab), (n_ab, len(p))):
-            sel = np.flatnonzero(keep[lo_i:hi_i]) + lo_i
-            if len(sel):
-                groups.append((J[p[sel]], [(s1[sel], t1[sel]), (s2[sel], t2[sel])]))
+            keep[np.flatnonzero(~(chain | land | ((t1 <= 0) & (t2 <= 0))))] = True
+            n_ab = len(parts[0][0])
+            parts[0][5] = keep[:n_ab]
+            parts[1][5] = keep[n_ab:]
+        for (p, s1, t1, s2, t2, keep), first, second in zip(parts, (a, c), (c, a)):
+            if not keep.all():
+                sel = np.flatnonzero(keep)
+                p, s1, t1, s2, t2 = p[sel], s1[sel], t1[sel], s2[sel], t2[sel]
+            if len(p) == 0:
+                continue
+            blp = bl[p]
+            h1 = (blp & _DEST[t1 + 8]) != 0
+            h2 = ((blp & _DEST[t2 + 8]) != 0) & (t2 != t1)
+            k12 = _codes(s1, first[p], h1) * 301 + _codes(s2, second[p], h2)
+            groups.append((J[p], k12, None))
         # one die only: the higher if it can be played, else the lower
         none2 = count2 == 0
         one_mask = np.where(none2, np.where(La != 0, La, Lb), _U32(0))
-        one_die = np.where(La != 0, a, bb)
+        one_die = np.where(La != 0, a, c)
         r, s = _expand(one_mask)
         if len(r):
-            s = s.astype(np.int64)
-            groups.append((J[r], [(s, s - one_die[r].astype(np.int64))]))
-        stuck = none2 & (La == 0) & (Lb == 0)
-        if stuck.any():
-            groups.append((J[stuck], []))
+            die = one_die[r]
+            t = s - die
+            h = (bl[r] & _DEST[t + 8]) != 0
+            groups.append((J[r], _codes(s, die, h) * 301 + _NULL, None))
+        stuck = np.flatnonzero(none2 & (La == 0) & (Lb == 0))
+        if len(stuck):
+            groups.append((J[stuck], np.full(len(stuck), _NULL2, dtype=np.int64), None))
 
     # ---------------- doubles: sources non-increasing ----------------
     J = np.flatnonzero(dbl)
     if len(J):
         d = hi[J]
-        op = open_[J]
+        op, bl = open_[J], blot[J]
+        mj = me[J]
+        levs = [occ_all[J]] + [_pack_bits(mj >= k) for k in (2, 3, 4)]
         state_pos = np.arange(len(J))
-        levs = [x[J] for x in lev]
         limit = np.full(len(J), _ALL, dtype=_U32)
         parents, sources = [], []
         maxlev = np.zeros(len(J), dtype=np.int64)
         for k in range(1, 5):
-            if len(state_pos) == 0:
-                break
             m = _legal(levs[0], op[state_pos], d[state_pos]) & limit
             r, s = _expand(m)
             if len(r) == 0:
                 break
-            s = s.astype(np.int64)
             pos = state_pos[r]
             parents.append(r)
             sources.append(s)
@@ -439,80 +478,72 @@ def _afterstates_fast(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.n
             if k == 4:
                 break
             sb = _POW2[s]
-            t = s - d[pos].astype(np.int64)
-            tb = np.where(t >= 1, _POW2[np.maximum(t, 0)], _U32(0))
-            old = [x[r] for x in levs[: 5 - k]]  # levels 1..(5-k) of the parents
-            new = []
-            for j in range(4 - k):  # levels 1..(4-k) after the step
-                lj = (old[j] & ~sb) | (old[j + 1] & sb)  # departure: one fewer on s
-                new.append(lj)
+            tb = _DEST[s - d[pos] + 8]
+            old = [x[r] for x in levs[: 5 - k]]  # count levels 1..(5-k) of the parents
+            new = [(old[j] & ~sb) | (old[j + 1] & sb) for j in range(4 - k)]  # one fewer on the source
             prev = _ALL
-            for j in range(4 - k):  # arrival: one more on t
+            for j in range(4 - k):  # one more on the destination
                 cur = new[j]
                 new[j] = cur | (prev & tb)
                 prev = cur
             levs = new
             limit = (_U32(2) << s.astype(_U32)) - _ONE
             state_pos = pos
+        # positions of the states of each level
+        level_pos = []
+        for k in range(len(sources)):
+            level_pos.append(parents[0] if k == 0 else level_pos[k - 1][parents[k]])
         for k in range(len(sources), 0, -1):
-            # states at level k whose position's longest play has k steps
-            idx = np.flatnonzero(maxlev[_level_pos(parents, k)] == k)
+            idx = np.flatnonzero(maxlev[level_pos[k - 1]] == k)  # states whose position's longest play has k steps
             if len(idx) == 0:
                 continue
-            steps = []
+            srcs = []
             cur = idx
             for lvl in range(k, 0, -1):
-                s = sources[lvl - 1][cur]
-                steps.append(s)
+                srcs.append(sources[lvl - 1][cur])
                 cur = parents[lvl - 1][cur]
-            pos = cur  # level-1 parents index the double positions directly
-            dd = d[pos].astype(np.int64)
-            groups.append((J[pos], [(s, s - dd) for s in reversed(steps)]))
-        stuck = maxlev == 0
-        if stuck.any():
-            groups.append((J[stuck], []))
+            srcs.reverse()
+            pos = cur
+            dd = d[pos]
+            blp = bl[pos]
+            codes = []
+            for i, s in enumerate(srcs):
+                h = (blp & _DEST[s - dd + 8]) != 0
+                if i:
+                    h &= s != srcs[i - 1]  # the same point again: that blot is already hit
+                codes.append(_codes(s, dd, h))
+            codes += [_NULL] * (4 - k)
+            order = np.argsort(pos, kind="stable")
+            groups.append((J[pos[order]], (codes[0] * 301 + codes[1])[order],
+                           (codes[2] * 301 + codes[3])[order] if k > 2 else None))
+        stuck = np.flatnonzero(maxlev == 0)
+        if len(stuck):
+            groups.append((J[stuck], np.full(len(stuck), _NULL2, dtype=np.int64), None))
 
-    return _assemble(b, n, groups, blot)
+    return _assemble(b, n, groups)
 
 
-def _level_pos(parents: list[np.ndarray], k: int) -> np.ndarray:
-    """Position index (into the doubles subset) of every state at level ``k``."""
-    cur = np.arange(len(parents[k - 1]))
-    for lvl in range(k, 0, -1):
-        cur = parents[lvl - 1][cur]
-    return cur
-
-
-def _assemble(b, n, groups, blot) -> tuple[np.ndarray, np.ndarray]:
-    """Write the output boards: groups of (input index, steps) -> rows ordered by input, then group, then order."""
-    counts = [np.bincount(pos, minlength=n) for pos, _ in groups]
+def _assemble(b, n, groups) -> tuple[np.ndarray, np.ndarray]:
+    """Output rows ordered by input, then group, then generation order: input row + delta(s) from the tables."""
+    _, t2 = _delta_tables()
+    counts = [np.bincount(pos, minlength=n) for pos, _, _ in groups]
     total = np.sum(counts, axis=0)
-    offsets = np.cumsum(total) - total
-    src = np.repeat(np.arange(n, dtype=np.int64), total)
-    flat_in = b.reshape(n, 50)
-    out = flat_in[src]
-    flat = out.reshape(-1)
-    before = offsets.copy()
-    for (pos, steps), cnt in zip(groups, counts):
+    m = int(total.sum())
+    before = np.cumsum(total) - total
+    k12 = np.empty(m, dtype=np.int64)
+    k34 = None
+    for (pos, key12, key34), cnt in zip(groups, counts):
         first = np.cumsum(cnt) - cnt
         slot = before[pos] + (np.arange(len(pos)) - first[pos])
         before += cnt
-        if not steps:
-            continue
-        base = slot * 50
-        bl = blot[pos]
-        hits = np.zeros(len(pos), dtype=_U32)
-        for s, t in steps:
-            flat[base + (s - 1)] -= 1
-            on = t >= 1
-            tc = np.maximum(t, 0)
-            flat[base + np.maximum(t - 1, 0)] += on.astype(np.int8)
-            h = on & (((bl >> tc.astype(_U32)) & _ONE) != 0)
-            if h.any():
-                hi_ = np.flatnonzero(h)
-                flat[base[hi_] + 25 + 24 - tc[hi_]] = 0
-                hits[hi_] |= _POW2[tc[hi_]]
-        if hits.any():
-            nh = _POP8[hits & _U32(0xFF)] + _POP8[(hits >> _U32(8)) & _U32(0xFF)] + _POP8[(hits >> _U32(16)) & _U32(0xFF)] + _POP8[hits >> _U32(24)]
-            flat[base + 49] += nh
-    return out.reshape(-1, 2, 25), src
+        k12[slot] = key12
+        if key34 is not None:
+            if k34 is None:
+                k34 = np.full(m, _NULL2, dtype=np.int64)
+            k34[slot] = key34
+    src = np.repeat(np.arange(n, dtype=np.int64), total)
+    out = np.take(b.reshape(n, 50), src, axis=0)
+    out += np.take(t2, k12, axis=0)
+    if k34 is not None:
+        out += np.take(t2, k34, axis=0)
+    return out.reshape(m, 2, 25), src
