@@ -138,3 +138,103 @@ def test_gnubg_plays_a_match_against_bgai_and_accepts_every_answer(tmp_path):
     assert len(theirs) == len(ours), (len(theirs), len(ours))
     bad = [(i, t, o[:3]) for i, (t, o) in enumerate(zip(theirs, ours)) if not _same(t, o)]
     assert not bad, bad[:5]
+
+
+def _line(state, *, you_act: bool, color: int, direction: int) -> str:
+    """A FIBS board line for ``state`` (not doubled) in any convention: "you" is the side to act or not, the side
+    to act has colour ``color`` and moves in ``direction`` (-1: from index 24 to 1)."""
+    b = state.board
+    pts = [0] * 26
+    opp_dir = -direction
+    for p in range(1, 25):
+        if b[0, p - 1]:
+            pts[p if direction < 0 else 25 - p] = color * int(b[0, p - 1])
+        if b[1, p - 1]:
+            pts[p if opp_dir < 0 else 25 - p] = -color * int(b[1, p - 1])
+    pts[25 if direction < 0 else 0] = color * int(b[0, 24])
+    pts[25 if opp_dir < 0 else 0] = -color * int(b[1, 24])
+    me_may = state.cube_owner in (-1, 0)
+    opp_may = state.cube_owner in (-1, 1)
+    you = (state.score[0], me_may) if you_act else (state.score[1], opp_may)
+    other = (state.score[1], opp_may) if you_act else (state.score[0], me_may)
+    dice = state.dice or (0, 0)
+    off = 15 - b.sum(axis=1)
+    fields = [state.match_length, you[0], other[0], *pts, color, *dice, *dice, state.cube_value, int(you[1]),
+              int(other[1]), 0, color if you_act else -color, direction if you_act else -direction, 0, 25,
+              int(off[0] if you_act else off[1]), int(off[1] if you_act else off[0]), 0, 0, 0, 0, 0, 0]
+    names = ("me", "them") if you_act else ("them", "me")
+    return "board:" + ":".join([*names, *map(str, fields)])
+
+
+def test_fibs_boards_are_read_as_gnubg_reads_them(tmp_path):
+    """GNU Backgammon in engine mode ('external localhost:PORT', 'set debug on') prints the Position ID, score,
+    roll and cube it reads from a board line; bgai must read the same from every convention of writing it."""
+    import socket
+    import time
+
+    import numpy as np
+
+    from bgai.formats.fibs import FIBSState, interpret_fibs_board
+    from bgai.formats.position_id import encode_position_id
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, HOME=str(tmp_path))
+    proc = subprocess.Popen(
+        [GNUBG, "-t", "-q", "-r"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        text=True, env=env,
+    )
+    try:
+        proc.stdin.write(f"set evaluation chequerplay eval plies 0\nexternal localhost:{port}\n")
+        proc.stdin.flush()
+        for _ in range(300):
+            try:
+                conn = socket.create_connection(("127.0.0.1", port), timeout=30)
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("gnubg did not listen in external mode")
+        f = conn.makefile("rb")
+
+        def ask(line: str) -> list[str]:
+            conn.sendall(line.encode() + b"\n")
+            out = []
+            while True:
+                row = f.readline().decode()
+                assert row, "gnubg closed the connection"
+                if not row.startswith("DBG:"):
+                    return out + [row]
+                out.append(row)
+
+        assert ask("set debug on")[-1].strip() == "Debug output ON"
+        ref = np.load(os.path.join(os.path.dirname(__file__), "data", "reference_positions.npz"))["boards"]
+        rng = np.random.default_rng(11)
+        checked = 0
+        for k, i in enumerate(rng.choice(len(ref), 40, replace=False)):
+            match = int(rng.choice([0, 5, 7]))
+            score = (int(rng.integers(0, match)), int(rng.integers(0, match))) if match else (0, 0)
+            owner = int(rng.choice([-1, 0, 1]))
+            state = FIBSState(
+                board=ref[i], dice=tuple(int(x) for x in rng.integers(1, 7, 2)), match_length=match, score=score,
+                cube_value=1 if owner == -1 else 2, cube_owner=owner,
+            )
+            line = _line(state, you_act=bool(k % 2), color=1 if k % 4 < 2 else -1, direction=-1 if k % 8 < 4 else 1)
+            ours = interpret_fibs_board(line)
+            assert np.array_equal(ours.board, state.board), line
+            assert (ours.score, ours.cube_owner, ours.dice) == (state.score, state.cube_owner, state.dice), line
+            dbg = "".join(ask(line))
+            pid = dbg.split("Position ID:")[1].split()[0]
+            assert pid == encode_position_id(state.board), (line, dbg)
+            assert f"Score: {score[0]}-{score[1]}" + (f"/{match}" if match else ",") in dbg, (line, dbg)
+            assert f"Roll: {state.dice[0]}{state.dice[1]}" in dbg, (line, dbg)
+            # gnubg's cube owner: 1 = the side to act, 0 = its opponent, -1 centred
+            assert f"CubeOwner: {dict([(-1, -1), (0, 1), (1, 0)])[owner]}," in dbg, (line, dbg)
+            checked += 1
+        assert checked == 40
+        conn.sendall(b"quit\n")
+        conn.close()
+    finally:
+        proc.kill()
+        proc.wait(10)
