@@ -301,16 +301,20 @@ _POW2 = (np.ones(32, dtype=np.uint64) << np.arange(32, dtype=np.uint64)).astype(
 _DEST = np.array([1 << t if 1 <= t <= 31 else 0 for t in range(-8, 32)], dtype=np.uint64).astype(_U32)
 #: highest set bit (one-hot) of a 7-bit value: the highest occupied point of a home board (bits 1..6)
 _HIGHEST7 = np.array([0] + [1 << (v.bit_length() - 1) for v in range(1, 128)], dtype=_U32)
-#: step codes index the delta tables: ((from - 1) * 6 + (die - 1)) * 2 + hit; _NULL = no step
+#: Output rows are built as ``input row + TABLE[kA] + TABLE[kB]`` (flattened ``(50,)`` int8 boards).  Rows
+#: 0..300 of the table are single steps, code ``((from - 1) * 6 + (die - 1)) * 2 + hit`` (300 = no step); a
+#: non-double play uses two of them.  Rows ``301 + (die - 1) * 2601 + c1 * 51 + c2`` are two steps of a double
+#: with ``c = (from - 1) * 2 + hit`` (50 = no step); a double uses two of those.  The table is small (800 KB)
+#: so that the gathers stay in cache.
 _NULL = 300
-_NULL2 = _NULL * 301 + _NULL
+_DNULL = 50
 
 
 @functools.lru_cache(maxsize=None)
-def _delta_tables() -> tuple[np.ndarray, np.ndarray]:
-    """``(T1, T2)``: the change of a flattened ``(50,)`` board made by one step code (T1, ``(301, 50)`` int8) and
-    by two step codes ``c1 * 301 + c2`` (T2, ``(90601, 50)`` int8).  A hit takes the (single) opponent checker
-    off its point and puts it on the opponent's bar."""
+def _delta_table() -> np.ndarray:
+    """The change of a flattened board made by one step code or a pair of double step codes (see above).
+
+    A hit takes the (single) opponent checker off its point and puts it on the opponent's bar."""
     t1 = np.zeros((301, 50), dtype=np.int8)
     for frm in range(1, 26):
         for die in range(1, 7):
@@ -323,8 +327,16 @@ def _delta_tables() -> tuple[np.ndarray, np.ndarray]:
                     if hit:
                         row[25 + 24 - to] -= 1
                         row[49] += 1
-    t2 = (t1[:, None, :] + t1[None, :, :]).reshape(-1, 50)
-    return t1, t2
+    parts = [t1]
+    for die in range(1, 7):
+        one = np.zeros((51, 50), dtype=np.int8)
+        for c in range(50):
+            frm, hit = c // 2 + 1, c % 2
+            one[c] = t1[((frm - 1) * 6 + (die - 1)) * 2 + hit]
+        parts.append((one[:, None, :] + one[None, :, :]).reshape(-1, 50))
+    table = np.concatenate(parts)
+    table.setflags(write=False)
+    return table
 
 
 def _pack_bits(flags: np.ndarray) -> np.ndarray:
@@ -363,10 +375,6 @@ def _legal(occ: np.ndarray, open_: np.ndarray, d: np.ndarray) -> np.ndarray:
     return res
 
 
-def _codes(frm: np.ndarray, die: np.ndarray, hit: np.ndarray) -> np.ndarray:
-    return ((frm - 1) * 6 + (die.astype(np.int64) - 1)) * 2 + hit
-
-
 def _afterstates_fast(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = b.shape[0]
     if n == 0:
@@ -382,8 +390,8 @@ def _afterstates_fast(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.n
     hi = np.maximum(d1, d2)
     lo = np.minimum(d1, d2)
     dbl = hi == lo
-    # groups of output rows: (input index ascending, key of the first two steps, key of steps 3-4 or None)
-    groups: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = []
+    # groups of output rows: (input index, ascending; table row kA; table row kB)
+    groups: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     # ---------------- non-doubles ----------------
     J = np.flatnonzero(~dbl)
@@ -393,157 +401,167 @@ def _afterstates_fast(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.n
         a, c = hi[J], lo[J]
         La = _legal(occ, op, a)
         Lb = _legal(occ, op, c)
-        count2 = np.zeros(len(J), dtype=np.int64)
+        has2 = np.zeros(len(J), dtype=bool)
         parts = []
         for first, second, L1, drop in ((a, c, La, None), (c, a, Lb, La)):
             r1, s1 = _expand(L1)
             t1 = s1 - first[r1]
             tb = _DEST[t1 + 8]
-            sb = _POW2[s1]
-            occ1 = (occ[r1] & ~(sb & ~l2[r1])) | tb
+            occ1 = (occ[r1] & ~(_POW2[s1] & ~l2[r1])) | tb
             L2 = _legal(occ1, op[r1], second[r1])
             if drop is not None:  # low die first: keep only what the high-die-first order cannot produce
                 L2 &= ~drop[r1] | tb
             r2, s2 = _expand(L2)
             p = r1[r2]
-            parts.append([p, s1[r2], t1[r2], s2, s2 - second[p]])
-            count2 += np.bincount(p, minlength=len(J))
+            has2[p] = True
+            parts.append((p, s1[r2], t1[r2], s2, s2 - second[p], first, second))
         # the only possible duplicates left: one checker using both dice, or two checkers both borne off
-        for part in parts:
-            part.append(np.ones(len(part[0]), dtype=bool))
-        p_all = np.concatenate([x[0] for x in parts])
-        s1, t1, s2, t2 = (np.concatenate([x[i] for x in parts]) for i in (1, 2, 3, 4))
-        chain = s2 == t1
-        land = t2 == s1
-        risky = np.flatnonzero(chain | land | ((t1 <= 0) & (t2 <= 0)))
-        if len(risky):
-            rp, rs1, rt1, rs2, rt2 = p_all[risky], s1[risky], t1[risky], s2[risky], t2[risky]
-            rchain, rland = chain[risky], land[risky]
-            u = np.where(rchain, rs1, np.where(rland, rs2, np.maximum(rs1, rs2)))
-            v = np.where(rchain, np.maximum(rt2, 0), np.where(rland, np.maximum(rt1, 0), 32 + np.minimum(rs1, rs2)))
-            w = np.where(rchain & ((bl[rp] & _DEST[rt1 + 8]) != 0), rt1, 0)
-            key = (rp << 16) | (u << 11) | (v << 5) | w
-            _, first_idx = np.unique(key, return_index=True)
-            keep = np.zeros(len(p_all), dtype=bool)
-            keep[risky[first_idx]] = True
-            keep[np.flatnonzero(~(chain | land | ((t1 <= 0) & (t2 <= 0))))] = True
-            n_ab = len(parts[0][0])
-            parts[0][5] = keep[:n_ab]
-            parts[1][5] = keep[n_ab:]
-        for (p, s1, t1, s2, t2, keep), first, second in zip(parts, (a, c), (c, a)):
-            if not keep.all():
-                sel = np.flatnonzero(keep)
-                p, s1, t1, s2, t2 = p[sel], s1[sel], t1[sel], s2[sel], t2[sel]
+        for p, s1, t1, s2, t2, first, second in parts:
+            keep = _keep_unique_nondouble(p, s1, t1, s2, t2, bl, parts[0] if first is c else None)
+            if keep is not None:
+                p, s1, t1, s2, t2 = p[keep], s1[keep], t1[keep], s2[keep], t2[keep]
             if len(p) == 0:
                 continue
             blp = bl[p]
             h1 = (blp & _DEST[t1 + 8]) != 0
             h2 = ((blp & _DEST[t2 + 8]) != 0) & (t2 != t1)
-            k12 = _codes(s1, first[p], h1) * 301 + _codes(s2, second[p], h2)
-            groups.append((J[p], k12, None))
+            ka = ((s1 - 1) * 6 + (first[p] - 1)) * 2 + h1
+            kb = ((s2 - 1) * 6 + (second[p] - 1)) * 2 + h2
+            groups.append((J[p], ka, kb))
         # one die only: the higher if it can be played, else the lower
-        none2 = count2 == 0
-        one_mask = np.where(none2, np.where(La != 0, La, Lb), _U32(0))
-        one_die = np.where(La != 0, a, c)
+        one_mask = np.where(has2, _U32(0), np.where(La != 0, La, Lb))
         r, s = _expand(one_mask)
         if len(r):
-            die = one_die[r]
-            t = s - die
-            h = (bl[r] & _DEST[t + 8]) != 0
-            groups.append((J[r], _codes(s, die, h) * 301 + _NULL, None))
-        stuck = np.flatnonzero(none2 & (La == 0) & (Lb == 0))
+            die = np.where(La[r] != 0, a[r], c[r])
+            h = (bl[r] & _DEST[s - die + 8]) != 0
+            groups.append((J[r], ((s - 1) * 6 + (die - 1)) * 2 + h, np.full(len(r), _NULL, dtype=np.int64)))
+        stuck = np.flatnonzero(~has2 & (La == 0) & (Lb == 0))
         if len(stuck):
-            groups.append((J[stuck], np.full(len(stuck), _NULL2, dtype=np.int64), None))
+            null = np.full(len(stuck), _NULL, dtype=np.int64)
+            groups.append((J[stuck], null, null))
 
     # ---------------- doubles: sources non-increasing ----------------
     J = np.flatnonzero(dbl)
     if len(J):
         d = hi[J]
+        base = 301 + (d.astype(np.int64) - 1) * 2601  # table offset of each position's die
         op, bl = open_[J], blot[J]
         mj = me[J]
         levs = [occ_all[J]] + [_pack_bits(mj >= k) for k in (2, 3, 4)]
         state_pos = np.arange(len(J))
-        limit = np.full(len(J), _ALL, dtype=_U32)
-        parents, sources = [], []
-        maxlev = np.zeros(len(J), dtype=np.int64)
+        limit = None
+        prev_s = ka = cb = None
+        nullpair = _DNULL * 51 + _DNULL
         for k in range(1, 5):
-            m = _legal(levs[0], op[state_pos], d[state_pos]) & limit
+            m = _legal(levs[0], op[state_pos], d[state_pos])
+            if limit is not None:
+                m &= limit
             r, s = _expand(m)
+            pos = state_pos[r]
+            # states of the previous level whose position has no longer play are final
+            if k > 1:
+                done = np.ones(len(J), dtype=bool)
+                done[pos] = False
+                fin = np.flatnonzero(done[state_pos])
+                if len(fin):
+                    fp = state_pos[fin]
+                    if k == 2:
+                        kA, kB = base[fp] + ca[fin] * 51 + _DNULL, base[fp] + nullpair
+                    elif k == 3:
+                        kA, kB = base[fp] + ka[fin], base[fp] + nullpair
+                    else:
+                        kA, kB = base[fp] + ka[fin], base[fp] + cb[fin] * 51 + _DNULL
+                    groups.append((J[fp], kA, kB))
+            else:
+                stuck = np.flatnonzero(m == 0)
+                if len(stuck):
+                    null = np.full(len(stuck), _NULL, dtype=np.int64)
+                    groups.append((J[stuck], null, null))
             if len(r) == 0:
                 break
-            pos = state_pos[r]
-            parents.append(r)
-            sources.append(s)
-            maxlev[pos] = k
-            if k == 4:
+            dp = d[pos]
+            t = s - dp
+            tb = _DEST[t + 8]
+            h = (bl[pos] & tb) != 0
+            if k > 1:
+                h &= s != prev_s[r]  # the same point again: its blot is already hit
+            code = (s - 1) * 2 + h
+            if k == 1:
+                ca = code
+            elif k == 2:
+                ka = ca[r] * 51 + code
+            elif k == 3:
+                ka, cb = ka[r], code
+            else:
+                groups.append((J[pos], base[pos] + ka[r], base[pos] + cb[r] * 51 + code))
                 break
             sb = _POW2[s]
-            tb = _DEST[s - d[pos] + 8]
             old = [x[r] for x in levs[: 5 - k]]  # count levels 1..(5-k) of the parents
             new = [(old[j] & ~sb) | (old[j + 1] & sb) for j in range(4 - k)]  # one fewer on the source
-            prev = _ALL
+            prev = None
             for j in range(4 - k):  # one more on the destination
                 cur = new[j]
-                new[j] = cur | (prev & tb)
+                new[j] = cur | tb if j == 0 else cur | (prev & tb)
                 prev = cur
             levs = new
             limit = (_U32(2) << s.astype(_U32)) - _ONE
+            prev_s = s
             state_pos = pos
-        # positions of the states of each level
-        level_pos = []
-        for k in range(len(sources)):
-            level_pos.append(parents[0] if k == 0 else level_pos[k - 1][parents[k]])
-        for k in range(len(sources), 0, -1):
-            idx = np.flatnonzero(maxlev[level_pos[k - 1]] == k)  # states whose position's longest play has k steps
-            if len(idx) == 0:
-                continue
-            srcs = []
-            cur = idx
-            for lvl in range(k, 0, -1):
-                srcs.append(sources[lvl - 1][cur])
-                cur = parents[lvl - 1][cur]
-            srcs.reverse()
-            pos = cur
-            dd = d[pos]
-            blp = bl[pos]
-            codes = []
-            for i, s in enumerate(srcs):
-                h = (blp & _DEST[s - dd + 8]) != 0
-                if i:
-                    h &= s != srcs[i - 1]  # the same point again: that blot is already hit
-                codes.append(_codes(s, dd, h))
-            codes += [_NULL] * (4 - k)
-            order = np.argsort(pos, kind="stable")
-            groups.append((J[pos[order]], (codes[0] * 301 + codes[1])[order],
-                           (codes[2] * 301 + codes[3])[order] if k > 2 else None))
-        stuck = np.flatnonzero(maxlev == 0)
-        if len(stuck):
-            groups.append((J[stuck], np.full(len(stuck), _NULL2, dtype=np.int64), None))
 
     return _assemble(b, n, groups)
 
 
+def _keep_unique_nondouble(p, s1, t1, s2, t2, bl, other):
+    """Indices to keep among non-double plays that may duplicate another (``None``: keep all).
+
+    After the low-die-first order has dropped what the high-die-first order produces, two plays can still give
+    the same position only when one checker uses both dice (a chain, or a step landing where the other left)
+    or when two checkers are both borne off.  Exact keys over both orders: ``other`` is the high-die-first part
+    (compared against when deduplicating the low-die-first part)."""
+    def keys(p, s1, t1, s2, t2):
+        chain = s2 == t1
+        land = t2 == s1
+        risky = np.flatnonzero(chain | land | ((t1 <= 0) & (t2 <= 0)))
+        rp, rs1, rt1, rs2, rt2 = p[risky], s1[risky], t1[risky], s2[risky], t2[risky]
+        rchain, rland = chain[risky], land[risky]
+        u = np.where(rchain, rs1, np.where(rland, rs2, np.maximum(rs1, rs2)))
+        v = np.where(rchain, np.maximum(rt2, 0), np.where(rland, np.maximum(rt1, 0), 32 + np.minimum(rs1, rs2)))
+        w = np.where(rchain & ((bl[rp] & _DEST[rt1 + 8]) != 0), rt1, 0)
+        return risky, (rp << 16) | (u << 11) | (v << 5) | w
+
+    risky, key = keys(p, s1, t1, s2, t2)
+    if len(risky) == 0:
+        return None
+    drop = np.zeros(len(p), dtype=bool)
+    _, first_idx, inv = np.unique(key, return_index=True, return_inverse=True)
+    dup = np.ones(len(risky), dtype=bool)
+    dup[first_idx] = False
+    drop[risky[dup]] = True
+    if other is not None:
+        _, okey = keys(*other[:5])
+        drop[risky[np.isin(key, okey)]] = True
+    if not drop.any():
+        return None
+    return np.flatnonzero(~drop)
+
+
 def _assemble(b, n, groups) -> tuple[np.ndarray, np.ndarray]:
-    """Output rows ordered by input, then group, then generation order: input row + delta(s) from the tables."""
-    _, t2 = _delta_tables()
+    """Output rows ordered by input, then group, then generation order: input row + two delta-table rows."""
+    table = _delta_table()
     counts = [np.bincount(pos, minlength=n) for pos, _, _ in groups]
     total = np.sum(counts, axis=0)
     m = int(total.sum())
     before = np.cumsum(total) - total
-    k12 = np.empty(m, dtype=np.int64)
-    k34 = None
-    for (pos, key12, key34), cnt in zip(groups, counts):
+    ka = np.empty(m, dtype=np.int64)
+    kb = np.empty(m, dtype=np.int64)
+    for (pos, key_a, key_b), cnt in zip(groups, counts):
         first = np.cumsum(cnt) - cnt
         slot = before[pos] + (np.arange(len(pos)) - first[pos])
         before += cnt
-        k12[slot] = key12
-        if key34 is not None:
-            if k34 is None:
-                k34 = np.full(m, _NULL2, dtype=np.int64)
-            k34[slot] = key34
+        ka[slot] = key_a
+        kb[slot] = key_b
     src = np.repeat(np.arange(n, dtype=np.int64), total)
     out = np.take(b.reshape(n, 50), src, axis=0)
-    out += np.take(t2, k12, axis=0)
-    if k34 is not None:
-        out += np.take(t2, k34, axis=0)
+    out += np.take(table, ka, axis=0)
+    out += np.take(table, kb, axis=0)
     return out.reshape(m, 2, 25), src
