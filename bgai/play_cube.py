@@ -222,7 +222,6 @@ def play_cubeful(
     first_ply = np.zeros(n, dtype=bool)
     plies = np.zeros(n, dtype=np.int32)
     active = np.ones(n, dtype=bool)
-    streams = DiceStreams(dice_rngs)
     doubles = np.zeros((n, 2), dtype=np.int32)
     takes = np.zeros((n, 2), dtype=np.int32)
     passes = np.zeros((n, 2), dtype=np.int32)
@@ -246,6 +245,8 @@ def play_cubeful(
 
     for u in range(n):
         new_game(u)
+    # opening rolls first, then the dice stream: the same order of draws as bgai.play.play_games
+    streams = DiceStreams(dice_rngs)
 
     while active.any():
         # -- cube phase (before the roll; not on a game's first ply) --
