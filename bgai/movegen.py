@@ -416,8 +416,8 @@ def _afterstates_fast(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.n
             has2[p] = True
             parts.append((p, s1[r2], t1[r2], s2, s2 - second[p], first, second))
         # the only possible duplicates left: one checker using both dice, or two checkers both borne off
-        for p, s1, t1, s2, t2, first, second in parts:
-            keep = _keep_unique_nondouble(p, s1, t1, s2, t2, bl, parts[0] if first is c else None)
+        keeps = _dedup_nondouble(parts, bl, a, len(J))
+        for (p, s1, t1, s2, t2, first, second), keep in zip(parts, keeps):
             if keep is not None:
                 p, s1, t1, s2, t2 = p[keep], s1[keep], t1[keep], s2[keep], t2[keep]
             if len(p) == 0:
@@ -511,38 +511,51 @@ def _afterstates_fast(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.n
     return _assemble(b, n, groups)
 
 
-def _keep_unique_nondouble(p, s1, t1, s2, t2, bl, other):
-    """Indices to keep among non-double plays that may duplicate another (``None``: keep all).
+def _dedup_nondouble(parts, bl, a, n):
+    """Which non-double plays to keep: ``[keep_ab, keep_ba]``, each an index array or ``None`` (keep all).
 
     After the low-die-first order has dropped what the high-die-first order produces, two plays can still give
-    the same position only when one checker uses both dice (a chain, or a step landing where the other left)
-    or when two checkers are both borne off.  Exact keys over both orders: ``other`` is the high-die-first part
-    (compared against when deduplicating the low-die-first part)."""
-    def keys(p, s1, t1, s2, t2):
+    the same position only when one checker uses both dice (a chain, or a step landing where the other
+    checker left) or when two checkers are both borne off.  Those get an exact per-position key -- the
+    checker's start point and where (if anywhere) it hit on the way; or the two points borne off from -- and
+    only the first play with each key is kept (high-die-first plays first)."""
+    risky_idx, keys = [], []
+    for p, s1, t1, s2, t2, first, _ in parts:
         chain = s2 == t1
         land = t2 == s1
-        risky = np.flatnonzero(chain | land | ((t1 <= 0) & (t2 <= 0)))
-        rp, rs1, rt1, rs2, rt2 = p[risky], s1[risky], t1[risky], s2[risky], t2[risky]
+        boff = (t1 <= 0) & (t2 <= 0)
+        risky = np.flatnonzero(chain | land | boff)
+        rp, rs1, rt1, rs2 = p[risky], s1[risky], t1[risky], s2[risky]
         rchain, rland = chain[risky], land[risky]
-        u = np.where(rchain, rs1, np.where(rland, rs2, np.maximum(rs1, rs2)))
-        v = np.where(rchain, np.maximum(rt2, 0), np.where(rland, np.maximum(rt1, 0), 32 + np.minimum(rs1, rs2)))
-        w = np.where(rchain & ((bl[rp] & _DEST[rt1 + 8]) != 0), rt1, 0)
-        return risky, (rp << 16) | (u << 11) | (v << 5) | w
-
-    risky, key = keys(p, s1, t1, s2, t2)
-    if len(risky) == 0:
-        return None
-    drop = np.zeros(len(p), dtype=bool)
-    _, first_idx, inv = np.unique(key, return_index=True, return_inverse=True)
-    dup = np.ones(len(risky), dtype=bool)
-    dup[first_idx] = False
-    drop[risky[dup]] = True
-    if other is not None:
-        _, okey = keys(*other[:5])
-        drop[risky[np.isin(key, okey)]] = True
-    if not drop.any():
-        return None
-    return np.flatnonzero(~drop)
+        # one checker from y: key y * 3 + (0 no hit on the way, 1 hit after the high die, 2 after the low die)
+        y = np.where(rland, rs2, rs1)
+        hit_way = rchain & ((bl[rp] & _DEST[rt1 + 8]) != 0)
+        way = np.where(hit_way, np.where(first[rp] == a[rp], 1, 2), 0)
+        local = np.where(rchain | rland, y * 3 + way, 78 + (np.maximum(rs1, rs2) - 1) * 6 + (np.minimum(rs1, rs2) - 1))
+        risky_idx.append(risky)
+        keys.append(rp * 128 + local)
+    key = np.concatenate(keys)
+    if len(key) == 0:
+        return [None, None]
+    order = np.argsort(key, kind="stable")  # two sorted runs (by position): cheap; stable: the first wins
+    ks = key[order]
+    later = np.empty(len(key), dtype=bool)
+    later[0] = False
+    np.equal(ks[1:], ks[:-1], out=later[1:])
+    dup = np.empty(len(key), dtype=bool)
+    dup[order] = later
+    out = []
+    start = 0
+    for (p, *_), risky in zip(parts, risky_idx):
+        d = dup[start : start + len(risky)]
+        start += len(risky)
+        if d.any():
+            keep = np.ones(len(p), dtype=bool)
+            keep[risky[d]] = False
+            out.append(np.flatnonzero(keep))
+        else:
+            out.append(None)
+    return out
 
 
 def _assemble(b, n, groups) -> tuple[np.ndarray, np.ndarray]:
