@@ -84,6 +84,9 @@ __all__ = [
     "cube_decision",
     "CONTACT_EFFICIENCY",
     "BEAROFF_EFFICIENCY",
+    "describe_state",
+    "format_cube_decision",
+    "cube_decision_dict",
 ]
 
 #: Cube owner values, relative to the side on roll.
@@ -770,3 +773,80 @@ def cube_decision(probs: np.ndarray, state: CubeState, efficiency: float) -> Cub
         efficiency=float(a.efficiency[0]),
         state=state,
     )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# presentation (``bgai hint`` without dice)
+
+_LABELS = {"nd": "No double", "dt": "Double, take", "dp": "Double, pass"}
+
+
+def _order(action: str) -> tuple[str, str, str]:
+    """GNU Backgammon's listing order of the three cube equities (``getCubeDecisionOrdering``)."""
+    plain = {v: k for k, v in _RE.items()}.get(action, action)
+    if plain == DOUBLE_TAKE:
+        return ("dt", "dp", "nd")
+    if plain == DOUBLE_PASS:
+        return ("dp", "dt", "nd")
+    if plain in (TOO_GOOD_PASS, OPTIONAL_DOUBLE_PASS):
+        return ("nd", "dt", "dp")
+    return ("nd", "dp", "dt")
+
+
+def describe_state(state: CubeState) -> str:
+    """One line describing the cube and score, e.g. ``'money game, cube 1 centred, Jacoby on'``."""
+    owner = {CENTRED: "centred", ME: "owned by the side on roll", OPPONENT: "owned by the opponent"}[state.owner]
+    if state.is_money:
+        return f"money game, cube {state.cube_value} {owner}, Jacoby {'on' if state.jacoby else 'off'}"
+    a, b = state.away
+    game = "Crawford game" if state.crawford else ("post-Crawford" if state.post_crawford else "")
+    return (f"{state.match_length}-point match, score {state.score[0]}-{state.score[1]} ({a}-away vs {b}-away"
+            f"{', ' + game if game else ''}), cube {state.cube_value} {owner}")
+
+
+def format_cube_decision(d: CubeDecision) -> str:
+    """A GNU Backgammon-like "Cube analysis" block for one :class:`CubeDecision` (equities to 3 decimals;
+    match play adds the match-winning chances)."""
+    p = d.probabilities
+    redouble = d.state.owner == ME
+    lines = [
+        "Cube analysis",
+        f"cubeless equity {d.cubeless_equity:+.3f}   (cube efficiency {d.efficiency:.2f})",
+        f"  win {p[0]:.3f}  win gammon {p[1]:.3f}  win bg {p[2]:.3f}  -  lose {1 - p[0]:.3f}  "
+        f"lose gammon {p[3]:.3f}  lose bg {p[4]:.3f}",
+        "Cubeful equities:",
+    ]
+    eq = {"nd": d.no_double, "dt": d.double_take, "dp": d.double_pass}
+    mwc = dict(zip(("nd", "dt", "dp"), d.mwc)) if d.mwc else None
+    order = _order(d.action)
+    first = eq[order[0]]
+    for i, key in enumerate(order, 1):
+        label = _LABELS[key].replace("Double", "Redouble").replace("No double", "No redouble") if redouble \
+            else _LABELS[key]
+        line = f"{i}. {label:<18} {eq[key]:+.3f}"
+        if i > 1:
+            line += f"  ({eq[key] - first:+.3f})"
+        if mwc:
+            line += f"   MWC {100 * mwc[key]:.2f}%"
+        lines.append(line)
+    lines.append(f"Proper cube action: {d.action}")
+    return "\n".join(lines)
+
+
+def cube_decision_dict(d: CubeDecision) -> dict:
+    """A JSON-ready dict of a :class:`CubeDecision`."""
+    from bgai.equity import OUTPUTS
+
+    out = {
+        "action": d.action,
+        "double": d.double,
+        "take": d.take,
+        "equities": {"no_double": d.no_double, "double_take": d.double_take, "double_pass": d.double_pass},
+        "cubeless_equity": d.cubeless_equity,
+        "probabilities": dict(zip(OUTPUTS, d.probabilities)),
+        "cube_efficiency": d.efficiency,
+        "state": describe_state(d.state),
+    }
+    if d.mwc:
+        out["mwc"] = dict(zip(("no_double", "double_take", "double_pass"), d.mwc))
+    return out

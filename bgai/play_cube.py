@@ -55,6 +55,7 @@ __all__ = [
     "JanowskiCubePolicy",
     "NeverDoubleAlwaysTake",
     "cube_policy_for",
+    "agent_cube_decision",
     "CubefulResults",
     "play_cubeful",
     "CubeReport",
@@ -132,6 +133,28 @@ class JanowskiCubePolicy(CubePolicy):
 
     def accept(self, boards, states):
         return self._analyse(boards, states, "take")
+
+
+def agent_cube_decision(agent: Agent, board: np.ndarray, state: CubeState):
+    """The cube decision of one position for the side on roll, by an agent with probabilities.
+
+    Args:
+        agent: a :class:`~bgai.agents.base.ProbabilityAgent`.
+        board: ``(2, 25)`` position, side on roll in row 0, before the roll.
+        state: the cube from the side on roll's view.
+
+    Returns:
+        :class:`bgai.cube.CubeDecision`, or None when the agent has no probabilities (its policy is then
+        :class:`NeverDoubleAlwaysTake`).
+    """
+    from bgai.board import as_batch
+    from bgai.cube import cube_decision
+
+    if not isinstance(agent, ProbabilityAgent):
+        return None
+    b = as_batch(board)
+    probs = agent.probabilities(b)[0]
+    return cube_decision(probs, state, float(cube_efficiency(b)[0]))
 
 
 def cube_policy_for(agent: Agent) -> CubePolicy:

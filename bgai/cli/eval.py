@@ -1,4 +1,8 @@
-"""``bgai eval AGENT_A AGENT_B --games N --seed S [--workers W] [--json FILE] [--plain]``: play a series, report."""
+"""``bgai eval AGENT_A AGENT_B --games N --seed S [--workers W] [--json FILE] [--plain]``: play a series, report.
+
+With ``--cube`` the games are cubeful money games; with ``--match N --matches M`` N-point matches
+(:mod:`bgai.play_cube`).
+"""
 
 from __future__ import annotations
 
@@ -44,12 +48,22 @@ def register(subparsers) -> None:
     )
     p.add_argument("agent_a", metavar="AGENT_A", help="agent spec, e.g. pubeval, gnubg, runs/x/best.pt:ply=1")
     p.add_argument("agent_b", metavar="AGENT_B", help="agent spec of the opponent")
-    p.add_argument("--games", type=_positive_int, required=True, help="number of games (even in duplicate mode)")
+    p.add_argument("--games", type=_positive_int, help="number of games (even in duplicate mode)")
     p.add_argument("--seed", type=_seed, default=0, help="series seed (default 0)")
     p.add_argument("--workers", type=_positive_int, default=1, help="processes to play in (default 1)")
     p.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE (atomically)")
     p.add_argument("--plain", action="store_true", help="independent games instead of duplicate-dice pairs")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    cube = p.add_argument_group(
+        "cube and matches",
+        "agents with probabilities use bgai.cube (Janowski / GNU Backgammon 0-ply cube logic); others never double "
+        "and always take",
+    )
+    cube.add_argument("--cube", action="store_true", help="cubeful money games (--games N)")
+    cube.add_argument("--match", type=int, metavar="N", help="play N-point matches (with --matches M)")
+    cube.add_argument("--matches", type=_positive_int, metavar="M", help="number of matches (even in duplicate mode)")
+    cube.add_argument("--no-jacoby", action="store_true", help="cubeful money play without the Jacoby rule")
+    cube.add_argument("--cube-limit", type=_positive_int, metavar="V", help="cubeful money play: highest cube value")
     p.set_defaults(func=run)
 
 
@@ -61,6 +75,10 @@ def run(args) -> int:
         directory = os.path.dirname(os.path.abspath(args.json))
         if not os.path.isdir(directory):
             raise BgaiError(f"cannot write --json {args.json!r}: directory {directory!r} does not exist")
+    if args.cube or args.match is not None or args.matches is not None:
+        return _run_cubeful(args)
+    if args.games is None:
+        raise BgaiError("eval needs --games N (or --cube --games N, or --match N --matches M)")
     report = evaluate(
         args.agent_a,
         args.agent_b,
@@ -69,6 +87,35 @@ def run(args) -> int:
         workers=args.workers,
         duplicate=not args.plain,
         progress=not args.no_progress,
+    )
+    print(report.table())
+    if args.json:
+        try:
+            write_json_atomic(args.json, report.to_dict())
+        except OSError as exc:
+            raise BgaiError(f"cannot write --json {args.json!r}: {exc}") from exc
+    return 0
+
+
+def _run_cubeful(args) -> int:
+    """``--cube`` money sessions or ``--match N --matches M`` (bgai.play_cube)."""
+    from bgai.evaluate import write_json_atomic
+    from bgai.match import MatchRules
+    from bgai.play_cube import evaluate_cubeful
+
+    if args.match is not None or args.matches is not None:
+        if args.match is None or args.matches is None:
+            raise BgaiError("match play needs both --match N (points) and --matches M (how many)")
+        if args.cube or args.games is not None or args.no_jacoby or args.cube_limit:
+            raise BgaiError("--match/--matches cannot be combined with --cube, --games, --no-jacoby or --cube-limit")
+        rules, count = MatchRules.match(args.match), args.matches
+    else:
+        if args.games is None:
+            raise BgaiError("--cube needs --games N")
+        rules, count = MatchRules.money(jacoby=not args.no_jacoby, cube_limit=args.cube_limit), args.games
+    report = evaluate_cubeful(
+        args.agent_a, args.agent_b, count, args.seed, rules=rules, workers=args.workers,
+        duplicate=not args.plain, progress=not args.no_progress,
     )
     print(report.table())
     if args.json:
