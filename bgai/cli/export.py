@@ -1,0 +1,39 @@
+"""``bgai export CHECKPOINT --format onnx --out model.onnx``: export a trained model.
+
+Writes ``model.onnx`` (input ``features``, output ``probs``, dynamic batch, metadata), ``model.npz`` (weights for
+the numpy-only bot, :mod:`bgai.infer`) and ``model.golden.json`` (reference features and outputs); see
+:mod:`bgai.export`.  ``--format npz`` writes only the numpy weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``export`` subcommand to bgai's argument parser."""
+    p = subparsers.add_parser(
+        "export",
+        help="export a checkpoint to ONNX (+ numpy weights and a golden file)",
+        description=(
+            "Export a bgai checkpoint: ONNX model (input 'features', output 'probs' = win, win gammon, win "
+            "backgammon, lose gammon, lose backgammon for the side on roll; dynamic batch; opset 17), numpy "
+            "weights for the torch-free bot (bgai.infer) and a golden file of reference inputs and outputs."
+        ),
+        epilog="example:  bgai export checkpoints/model.pt --format onnx --out model.onnx",
+    )
+    p.add_argument("checkpoint", metavar="CHECKPOINT", help="a bgai checkpoint (.pt)")
+    p.add_argument("--format", choices=("onnx", "npz"), default="onnx", help="onnx (default; also writes .npz and "
+                   ".golden.json beside it) or npz (numpy weights only)")
+    p.add_argument("--out", required=True, metavar="PATH", help="output file, e.g. model.onnx")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``bgai export``."""
+    from bgai.export import export_checkpoint
+
+    written = export_checkpoint(args.checkpoint, args.out, fmt=args.format)
+    for kind, path in written.items():
+        print(f"{kind:6s} {path}")
+    return 0
