@@ -1,5 +1,10 @@
 """``bgai hint POSITION_ID DICE --agent AGENT [--json]`` and ``bgai hint --batch FILE --agent AGENT``.
 
+Without DICE (``bgai hint POSITION_ID[:MATCH_ID] [--match-id MATCH_ID]``) it prints the cube decision of the side
+on roll, as GNU Backgammon's ``hint`` does: No double / Double, take / Double, pass / Too good ..., with the
+cubeful equities of no double, double/take and double/pass (:mod:`bgai.cube`; money play with a centred cube and
+the Jacoby rule when no Match ID is given).
+
 The legal plays ranked by the agent, best first, with its equity (pubeval's score stands in for equity) and,
 for agents with probabilities (gnubg, neural), the mover's win/gammon/backgammon probabilities after each play,
 and each resulting position ID from the mover's view (sides not swapped).
@@ -48,6 +53,11 @@ def register(subparsers) -> None:
     p.add_argument("--agent", default="pubeval", help="agent spec (default pubeval)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--batch", metavar="FILE", help="lines 'POSITION_ID D1D2' ('-' = stdin); JSON lines out")
+    p.add_argument(
+        "--match-id",
+        metavar="MATCH_ID",
+        help="GNU Backgammon Match ID (cube, score; also POSITION_ID:MATCH_ID); without DICE: the cube decision",
+    )
     p.set_defaults(func=run)
 
 
@@ -86,11 +96,22 @@ def run(args) -> int:
             raise BgaiError("give either POSITION_ID DICE or --batch FILE, not both")
         agent = make_agent(args.agent)
         return _run_batch(agent, args.batch)
-    if not args.position_id or not args.dice:
+    if not args.position_id:
         raise BgaiError("hint needs POSITION_ID and DICE (or --batch FILE)")
     from bgai.formats.position_id import decode_position_id
 
+    if ":" in args.position_id:  # gnubg's POSITION_ID:MATCH_ID
+        if args.match_id:
+            raise BgaiError("give the Match ID once: POSITION_ID:MATCH_ID or --match-id, not both")
+        args.position_id, args.match_id = args.position_id.split(":", 1)
     board = decode_position_id(args.position_id)
+    if not args.dice:
+        from bgai.formats.match_id import decode_match_id
+
+        ms = decode_match_id(args.match_id) if args.match_id else None
+        if ms is None or ms.dice == (0, 0):
+            return _run_cube_hint(args, board)
+        args.dice = f"{ms.dice[0]}{ms.dice[1]}"  # the roll the Match ID carries
     dice = parse_dice(args.dice)
     agent = make_agent(args.agent)
     ranked = _rank(agent, board[None], np.array([dice]))[0]
@@ -162,3 +183,37 @@ def _run_batch(agent, path: str) -> int:
             plays = []
         print(json.dumps({"position_id": pid, "dice": list(dice), "plays": plays}))
     return 1 if failed else 0
+
+
+def _run_cube_hint(args, board) -> int:
+    """The cube decision (no dice): GNU Backgammon-style analysis with the agent's probabilities."""
+    from bgai.agents.registry import make_agent
+    from bgai.cube import CubeState, cube_decision_dict, describe_state, format_cube_decision
+    from bgai.match import cube_state_from_match_id, match_from_match_id
+    from bgai.play_cube import agent_cube_decision
+
+    if args.match_id:
+        state = cube_state_from_match_id(args.match_id, board)
+        pending = match_from_match_id(args.match_id, board)[0].offered_by is not None
+    else:
+        state, pending = CubeState(), False  # money game, centred cube, Jacoby on (GNU Backgammon's default)
+    agent = make_agent(args.agent)
+    d = agent_cube_decision(agent, board, state)
+    if args.json:
+        out = {"position_id": args.position_id, "match_id": args.match_id, "agent": args.agent,
+               "state": describe_state(state)}
+        if d is None:
+            out["cube"] = {"policy": "never double, always take", "double": False, "take": True}
+        else:
+            out["cube"] = cube_decision_dict(d)
+        print(json.dumps(out))
+        return 0
+    print(f"Position ID {args.position_id}" + (f", Match ID {args.match_id}" if args.match_id else "")
+          + f": {describe_state(state)}; agent {args.agent}")
+    if d is None:
+        print(f"  agent {args.agent} has no probabilities; its cube policy: never double, always take")
+        return 0
+    print(format_cube_decision(d))
+    if pending:
+        print(f"Proper response to the double: {'take' if d.take else 'pass'}")
+    return 0
