@@ -1,0 +1,218 @@
+"""The neural agent: a trained value network at 0-ply, or with 1-ply / 2-ply lookahead, batched.
+
+``NeuralAgent.load('checkpoints/MODEL.pt', ply=1)`` builds the network and its input encoder from the checkpoint
+(:mod:`bgai.train.checkpoint`; the architecture comes from the file, never from flags).
+
+Search (GNU Backgammon's n-ply scheme, cubeless): the ``n``-ply probabilities of a position ``s`` with a side
+on roll (before it rolls) are
+
+* ``E_0(s)`` = the network's output;
+* ``E_n(s)`` = the average over the 21 distinct rolls (weights 1/36 for doubles, 2/36 otherwise) of
+  ``swap(E_{n-1}(flip(a*)))``, where ``a*`` is the play the side on roll would make with that roll judged at
+  0-ply (as gnubg picks the reply in its lookahead), and ``swap`` = :func:`bgai.equity.swap_perspective`.
+
+An afterstate is valued by the ``ply``-level probabilities of the position it leaves to the opponent
+(:class:`~bgai.agents.base.ProbabilityAgent`'s rule).  Each level is one batched call: every roll of every
+position goes through the move generator, the encoder and the network together.  When choosing a play at
+``ply >= 1`` the candidates are first pruned at 0-ply (keep at most ``prune_keep`` plays within
+``prune_margin`` equity of the 0-ply best, as gnubg's move filters do), so 2-ply stays affordable.
+
+A finished position (the side on roll has no checker... i.e. the opponent has borne off all) is valued
+exactly: a loss, a gammon or a backgammon loss, never by the network.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import torch
+
+from bgai.agents.base import ProbabilityAgent
+from bgai.board import as_batch, flip, result_kind
+from bgai.equity import cubeless_equity, swap_perspective
+from bgai.errors import AgentSpecError
+from bgai.features import Encoder
+from bgai.nets import FastForward, ValueNet
+
+
+def _rolls() -> tuple[np.ndarray, np.ndarray]:
+    dice, w = [], []
+    for a in range(1, 7):
+        for b in range(a, 7):
+            dice.append((a, b))
+            w.append(1.0 / 36.0 if a == b else 2.0 / 36.0)
+    return np.array(dice, dtype=np.int64), np.array(w, dtype=np.float64)
+
+
+#: The 21 distinct rolls ``(21, 2)`` and their probabilities ``(21,)`` (sum 1).
+ROLLS, ROLL_WEIGHTS = _rolls()
+
+
+def finished_probabilities(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exact probabilities for positions whose game is over.
+
+    Args:
+        boards: ``(N, 2, 25)`` int8, side on roll in row 0.
+
+    Returns:
+        ``(over (N,) bool, probs (K, 5) float64)`` for the ``K`` finished boards (opponent borne off all: the
+        side on roll lost, by a gammon or backgammon where :func:`bgai.board.result_kind` says so).
+    """
+    over = boards[:, 1].sum(axis=1, dtype=np.int16) == 0
+    probs = np.zeros((int(over.sum()), 5), dtype=np.float64)
+    if probs.shape[0]:
+        _, points = result_kind(boards[over])
+        probs[:, 3] = points >= 2
+        probs[:, 4] = points >= 3
+    return over, probs
+
+
+class NeuralAgent(ProbabilityAgent):
+    """A value network as an agent (cubeless checker play).
+
+    Args:
+        net: the network (evaluated in inference mode).
+        encoder: its input encoder.
+        ply: lookahead depth, 0, 1 or 2.
+        prune_keep: at ``ply >= 1``, plays kept per position after the 0-ply pre-selection.
+        prune_margin: ... and only those within this cubeless equity (ppg) of the 0-ply best.
+        name: for reports.
+
+    Raises:
+        AgentSpecError: ``ply`` not 0, 1 or 2.
+    """
+
+    def __init__(
+        self,
+        net: ValueNet,
+        encoder: Encoder,
+        *,
+        ply: int = 0,
+        prune_keep: int = 8,
+        prune_margin: float = 0.16,
+        name: str | None = None,
+    ):
+        if ply not in (0, 1, 2):
+            raise AgentSpecError(f"ply must be 0, 1 or 2, got {ply!r}")
+        self.net = net.eval()
+        self.encoder = encoder
+        self.ply = int(ply)
+        self.prune_keep = int(prune_keep)
+        self.prune_margin = float(prune_margin)
+        self.name = name or f"neural-{ply}ply"
+        self._fast = FastForward(net)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, ply: int = 0, **kwargs) -> "NeuralAgent":
+        """Load a checkpoint (:func:`bgai.train.checkpoint.load_net`).
+
+        Raises:
+            CheckpointError: missing, corrupt or foreign file.
+            AgentSpecError: bad ``ply``.
+        """
+        from bgai.train.checkpoint import load_net
+
+        if ply not in (0, 1, 2):
+            raise AgentSpecError(f"ply must be 0, 1 or 2, got {ply!r}")
+        net, encoder, _ = load_net(path)
+        name = kwargs.pop("name", None) or f"{os.path.basename(os.fspath(path))}:ply={ply}"
+        return cls(net, encoder, ply=ply, name=name, **kwargs)
+
+    def __getstate__(self):  # picklable for evaluation worker processes
+        state = self.__dict__.copy()
+        state.pop("_fast", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._fast = FastForward(self.net)
+
+    # -- evaluation --
+    def _net(self, boards: np.ndarray) -> np.ndarray:
+        """0-ply probabilities ``(N, 5)`` float64, exact for finished games."""
+        out = np.empty((boards.shape[0], 5), dtype=np.float64)
+        if boards.shape[0] == 0:
+            return out
+        over, exact = finished_probabilities(boards)
+        live = ~over
+        if live.any():
+            b = boards[live] if not live.all() else boards
+            with torch.inference_mode():
+                out[live] = self._fast(self.encoder(b))
+        out[over] = exact
+        return out
+
+    def _expect(self, boards: np.ndarray, depth: int) -> np.ndarray:
+        """``E_depth`` probabilities ``(N, 5)`` for the side on roll (see the module docstring)."""
+        if depth == 0 or boards.shape[0] == 0:
+            return self._net(boards)
+        from bgai.movegen import afterstates
+
+        n = boards.shape[0]
+        over, exact = finished_probabilities(boards)
+        rep = np.repeat(boards, 21, axis=0)
+        dice = np.tile(ROLLS, (n, 1))
+        after, src = afterstates(rep, dice, validate=False)
+        nxt = flip(after)
+        p0 = self._net(nxt)  # opponent on roll: 0-ply, used to pick the reply
+        best = _group_argmax(-cubeless_equity(p0), src, rep.shape[0])
+        chosen = nxt[best]
+        v = p0[best] if depth == 1 else self._expect(chosen, depth - 1)
+        mover = swap_perspective(v).reshape(n, 21, 5)
+        out = np.einsum("nrk,r->nk", mover, ROLL_WEIGHTS)
+        out[over] = exact
+        return out
+
+    def probabilities(self, boards: np.ndarray) -> np.ndarray:
+        """``ply``-level probabilities ``(N, 5)`` float64 for the side on roll (module docstring)."""
+        return self._expect(as_batch(boards), self.ply)
+
+    def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Best play per position: 0-ply directly; at ``ply >= 1`` after pruning the candidates at 0-ply."""
+        from bgai.movegen import afterstates
+
+        boards = as_batch(boards)
+        n = boards.shape[0]
+        after, src = afterstates(boards, dice)
+        nxt = flip(after)
+        eq0 = -cubeless_equity(self._net(nxt))  # mover's equity at 0-ply
+        if self.ply == 0:
+            return after[_group_argmax(eq0, src, n)]
+        keep = _prune(eq0, src, n, self.prune_keep, self.prune_margin)
+        eq = np.full(after.shape[0], -np.inf)
+        eq[keep] = -cubeless_equity(self._expect(nxt[keep], self.ply))
+        return after[_group_argmax(eq, src, n)]
+
+
+def group_argmax(scores: np.ndarray, src: np.ndarray, n: int) -> np.ndarray:
+    """First index of the maximum score within each group of a sorted ``src`` (every ``0..n-1`` present).
+
+    Same answer as :func:`bgai.agents.base.best_per_input`, in O(M) without a sort.
+
+    Args:
+        scores: ``(M,)`` float.
+        src: ``(M,)`` int, non-decreasing group of each score.
+        n: number of groups.
+
+    Returns:
+        ``(n,)`` int64 indices into ``scores``.
+    """
+    starts = np.searchsorted(src, np.arange(n), side="left")
+    gmax = np.maximum.reduceat(scores, starts)
+    is_max = np.flatnonzero(scores >= gmax[src])
+    return is_max[np.searchsorted(src[is_max], np.arange(n), side="left")]
+
+
+_group_argmax = group_argmax
+
+
+def _prune(eq: np.ndarray, src: np.ndarray, n: int, keep: int, margin: float) -> np.ndarray:
+    """Indices of the candidates kept per group: the best ``keep`` within ``margin`` of the group's best."""
+    order = np.lexsort((-eq, src))  # by group, best first
+    s = src[order]
+    starts = np.searchsorted(s, np.arange(n), side="left")
+    rank = np.arange(order.size) - starts[s]
+    best = eq[order[starts]]
+    ok = (rank < keep) & (eq[order] >= best[s] - margin)
+    return np.sort(order[ok])

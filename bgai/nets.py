@@ -1,0 +1,131 @@
+"""Torch value networks: encoded positions in, five outcome probabilities out.
+
+A :class:`ValueNet` is a multilayer perceptron (one or more hidden layers, sigmoid or ReLU units) with five
+sigmoid outputs in :data:`bgai.equity.OUTPUTS` order, ``[P(win), P(win gammon), P(win backgammon),
+P(lose gammon), P(lose backgammon)]``, for the **side on roll** of the encoded position (before it rolls), as
+GNU Backgammon's evaluator has them.  TD-Gammon used one hidden layer of 40 to 80 sigmoid units (Tesauro 1992,
+1995).  Perspective is not handled here: the value of an afterstate for the player who moved is the swapped
+evaluation of the flipped afterstate, done once in :class:`bgai.agents.base.ProbabilityAgent` (and in the
+trainer through :func:`bgai.equity.swap_perspective`).
+
+:class:`NetSpec` is the architecture as stored in checkpoints; loaders build the net from it, never from flags.
+:class:`FastForward` is an inference-only copy for large batches (the hot path of self-play and search).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from bgai.errors import CheckpointError, ConfigError
+
+ACTIVATIONS = ("sigmoid", "relu")
+
+
+@dataclass(frozen=True)
+class NetSpec:
+    """Architecture of a :class:`ValueNet`.
+
+    Attributes:
+        n_inputs: input units (the encoder's ``size``).
+        hidden: sizes of the hidden layers, e.g. ``(80,)``.
+        activation: hidden-unit nonlinearity, ``'sigmoid'`` (TD-Gammon's) or ``'relu'``.
+    """
+
+    n_inputs: int
+    hidden: tuple[int, ...] = (80,)
+    activation: str = "sigmoid"
+
+    def __post_init__(self) -> None:
+        if int(self.n_inputs) < 1:
+            raise ConfigError(f"n_inputs must be >= 1, got {self.n_inputs}")
+        hidden = tuple(int(h) for h in self.hidden)
+        if not hidden or min(hidden) < 1:
+            raise ConfigError(f"hidden layer sizes must be >= 1 and at least one layer, got {self.hidden!r}")
+        object.__setattr__(self, "hidden", hidden)
+        if self.activation not in ACTIVATIONS:
+            raise ConfigError(f"unknown activation {self.activation!r}; known: {', '.join(ACTIVATIONS)}")
+
+    def to_dict(self) -> dict:
+        """Plain dict (lists and str) for checkpoints."""
+        d = asdict(self)
+        d["hidden"] = list(self.hidden)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "NetSpec":
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            CheckpointError: missing or malformed fields.
+        """
+        try:
+            return cls(int(d["n_inputs"]), tuple(int(h) for h in d["hidden"]), str(d["activation"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CheckpointError(f"malformed network description in checkpoint: {d!r} ({exc})") from None
+
+
+class ValueNet(nn.Module):
+    """MLP ``(N, n_inputs) float32 -> (N, 5)`` probabilities for the side on roll (sigmoid outputs).
+
+    Args:
+        spec: the architecture.
+        generator: torch random generator for the initial weights (the caller seeds it); ``None`` uses torch's
+            default generator.
+    """
+
+    def __init__(self, spec: NetSpec, generator: torch.Generator | None = None):
+        super().__init__()
+        self.spec = spec
+        layers: list[nn.Module] = []
+        width = spec.n_inputs
+        for h in spec.hidden:
+            layers.append(nn.Linear(width, h))
+            layers.append(nn.Sigmoid() if spec.activation == "sigmoid" else nn.ReLU())
+            width = h
+        layers.append(nn.Linear(width, 5))
+        self.body = nn.Sequential(*layers)
+        self.reset_parameters(generator)
+
+    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
+        """Uniform initialisation ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` for weights and biases (torch's default
+        scale), drawn from ``generator`` so that a seed fixes the initial net."""
+        with torch.no_grad():
+            for m in self.body:
+                if isinstance(m, nn.Linear):
+                    bound = 1.0 / np.sqrt(m.in_features)
+                    m.weight.uniform_(-bound, bound, generator=generator)
+                    m.bias.uniform_(-bound, bound, generator=generator)
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        """Pre-sigmoid outputs ``(N, 5)``."""
+        return self.body(x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Probabilities ``(N, 5)`` float32 in ``OUTPUTS`` order for the side on roll."""
+        return torch.sigmoid(self.body(x))
+
+
+class FastForward:
+    """Inference-only evaluation of a :class:`ValueNet` on numpy features, without autograd.
+
+    Holds references to the net's parameters (no copy): it always evaluates the current weights.
+    ``__call__(x (N, F) float32) -> (N, 5) float32`` probabilities.
+    """
+
+    def __init__(self, net: ValueNet):
+        self.layers = [m for m in net.body if isinstance(m, nn.Linear)]
+        self.relu = net.spec.activation == "relu"
+
+    @torch.inference_mode()
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        h = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
+        last = len(self.layers) - 1
+        for i, lin in enumerate(self.layers):
+            h = torch.addmm(lin.bias, h, lin.weight.t())
+            if i < last:
+                h = torch.relu_(h) if self.relu else torch.sigmoid_(h)
+        return torch.sigmoid_(h).numpy()

@@ -1,0 +1,200 @@
+"""Training runs: config loading, a short self-play run, exact resume, interrupt, checkpoint files."""
+
+import os
+import signal
+
+import numpy as np
+import pytest
+import torch
+
+from bgai.errors import CheckpointError, ConfigError
+from bgai.train.checkpoint import load_net, read_checkpoint, save_checkpoint
+from bgai.train.config import TrainConfig, load_config, parse_override
+from bgai.train.run import train
+from bgai.train.td import SelfPlayTrainer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+TINY = dict(
+    encoding="tesauro198",
+    hidden=[8],
+    parallel_games=8,
+    games=24,
+    eval_every=0,
+    checkpoint_every=0,
+    log_every=4,
+    seed=5,
+    lam=0.7,
+    lr=0.01,
+    exploration=0.1,
+)
+
+
+def tiny(**kw):
+    d = dict(TINY)
+    d.update(kw)
+    return TrainConfig.from_dict(d)
+
+
+# --- config -------------------------------------------------------------------------------------------------
+
+def test_shipped_configs_load():
+    for name in ("quick.yaml", "tdgammon.yaml"):
+        cfg = load_config(os.path.join(ROOT, "configs", name))
+        assert cfg.games > 0 and cfg.hidden
+
+
+def test_config_overrides_and_errors(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("games: 100\nhidden: [16]\nlr: 0.01\n")
+    cfg = load_config(p, ["lr=0.05", "hidden=[32, 8]", "encoding=tesauro198"])
+    assert cfg.lr == 0.05 and cfg.hidden == [32, 8] and cfg.encoding == "tesauro198" and cfg.games == 100
+    with pytest.raises(ConfigError, match="'learning_rate'"):
+        load_config(p, ["learning_rate=0.1"])
+    p.write_text("games: 100\nbogus_key: 3\n")
+    with pytest.raises(ConfigError, match="'bogus_key'"):
+        load_config(p)
+    with pytest.raises(ConfigError, match="'lam'"):
+        TrainConfig.from_dict({"lam": 1.5})
+    with pytest.raises(ConfigError, match="'games'"):
+        TrainConfig.from_dict({"games": "many"})
+    with pytest.raises(ConfigError, match="'encoding'"):
+        TrainConfig.from_dict({"encoding": "nope"})
+    with pytest.raises(ConfigError, match="key=value"):
+        parse_override("lr0.1")
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.yaml")
+    assert parse_override("games=1000") == ("games", 1000)
+
+
+# --- self-play ----------------------------------------------------------------------------------------------
+
+def test_selfplay_games_are_legal_and_finish():
+    from bgai.movegen import afterstates
+
+    tr = SelfPlayTrainer(tiny())
+    seen = 0
+    while tr.games < 16:
+        before = tr.boards.copy()
+        finished, _ = tr.step()
+        # every new position is the flip of a legal afterstate of the old one (or a restart)
+        for i in range(before.shape[0]):
+            if tr.lengths[i] == 1:
+                continue
+            nxt = tr.boards[i]
+            assert tr.traj[i, tr.lengths[i] - 1].tobytes() == nxt.tobytes()
+            seen += 1
+        for g in finished:
+            assert g.points in (1, 2, 3)
+            assert g.positions.shape[0] >= 2
+            np.testing.assert_array_equal(g.positions[0], tr.traj[0, 0])  # starts from the start position
+            # consecutive positions: s_{t+1} is the flip of a legal afterstate of s_t for some roll
+            t = int(np.random.default_rng(0).integers(g.positions.shape[0] - 1))
+            s, s1 = g.positions[t], g.positions[t + 1]
+            rolls = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)])
+            after, _ = afterstates(np.repeat(s[None], 21, axis=0), rolls)
+            assert any(np.array_equal(a[::-1], s1) for a in after)
+    assert seen > 0
+
+
+def test_short_run_learns_something_and_logs(tmp_path):
+    """A few hundred quick games: the TD error falls and the run writes its checkpoint and logs."""
+    cfg = tiny(games=300, parallel_games=32, hidden=[16], exploration=0.0, lr=0.01, log_every=50)
+    losses = []
+
+    def grab(tr):
+        pass
+
+    res = train(cfg, str(tmp_path / "run"), progress=False, tensorboard=True, evaluate=False, on_step=grab)
+    assert res.games >= 300 and not res.interrupted
+    net, enc, ckpt = load_net(res.last_path)
+    assert ckpt["games_trained"] == res.games and enc.name == "tesauro198"
+    assert any(f.startswith("events.out.tfevents") for f in os.listdir(tmp_path / "run"))
+    assert "trainer" in ckpt
+
+
+def test_resume_is_exact(tmp_path):
+    """N games in one go == N/2 games, resume, N/2 more: identical weights, optimiser and generator."""
+    full = train(tiny(games=40), str(tmp_path / "full"), progress=False, tensorboard=False, evaluate=False)
+    half = train(tiny(games=20), str(tmp_path / "half"), progress=False, tensorboard=False, evaluate=False)
+    assert 20 <= half.games < 40
+    rest = train(None, str(tmp_path / "half"), resume=True, overrides={"games": 40}, progress=False,
+                 tensorboard=False, evaluate=False)
+    assert rest.games == full.games
+    a, b = read_checkpoint(full.last_path), read_checkpoint(rest.last_path)
+    for k, v in a["net"]["state_dict"].items():
+        assert torch.equal(v, b["net"]["state_dict"][k]), k
+    assert a["trainer"]["rng"] == b["trainer"]["rng"]
+    assert a["trainer"]["steps"] == b["trainer"]["steps"]
+    sa, sb = a["trainer"]["optimizer"]["state"], b["trainer"]["optimizer"]["state"]
+    for k in sa:
+        assert torch.equal(sa[k]["exp_avg"], sb[k]["exp_avg"])
+    # and training changed the weights at all
+    fresh = SelfPlayTrainer(tiny()).net.state_dict()
+    assert any(not torch.equal(fresh[k], v) for k, v in a["net"]["state_dict"].items())
+
+
+def test_interrupt_leaves_loadable_checkpoint(tmp_path):
+    out = str(tmp_path / "run")
+    calls = {"n": 0}
+
+    def ctrl_c(tr):
+        calls["n"] += 1
+        if calls["n"] == 30:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    res = train(tiny(games=10_000), out, progress=False, tensorboard=False, evaluate=False, on_step=ctrl_c)
+    assert res.interrupted and res.games < 10_000
+    ckpt = read_checkpoint(res.last_path)
+    assert ckpt["trainer"]["steps"] == 30 and ckpt["games_trained"] == res.games
+    more = train(None, out, resume=True, overrides={"games": res.games + 8}, progress=False, tensorboard=False,
+                 evaluate=False)
+    assert more.games >= res.games + 8 and not more.interrupted
+
+
+def test_refuses_to_overwrite_a_run(tmp_path):
+    out = str(tmp_path / "run")
+    train(tiny(games=8), out, progress=False, tensorboard=False, evaluate=False)
+    with pytest.raises(ConfigError, match="--resume"):
+        train(tiny(games=8), out, progress=False, tensorboard=False, evaluate=False)
+    with pytest.raises(CheckpointError):
+        train(None, str(tmp_path / "nothing"), resume=True, progress=False, tensorboard=False, evaluate=False)
+
+
+# --- checkpoint files ---------------------------------------------------------------------------------------
+
+def test_corrupt_and_foreign_files(tmp_path):
+    out = str(tmp_path / "run")
+    res = train(tiny(games=8), out, progress=False, tensorboard=False, evaluate=False)
+    good = open(res.last_path, "rb").read()
+    trunc = tmp_path / "trunc.pt"
+    trunc.write_bytes(good[: len(good) // 2])
+    with pytest.raises(CheckpointError, match="not a readable"):
+        read_checkpoint(trunc)
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"hello, this is not a checkpoint")
+    with pytest.raises(CheckpointError):
+        read_checkpoint(junk)
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"state_dict": {"w": torch.zeros(3)}}, foreign)
+    with pytest.raises(CheckpointError, match="not a bgai checkpoint"):
+        read_checkpoint(foreign)
+    evil = tmp_path / "evil.pt"
+    torch.save({"format": "bgai-checkpoint", "x": np.random.default_rng(0)}, evil)  # needs unsafe unpickling
+    with pytest.raises(CheckpointError):
+        read_checkpoint(evil)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        read_checkpoint(tmp_path / "none.pt")
+    ck = read_checkpoint(res.last_path)
+    ck["net"]["state_dict"] = {k: v[:1] for k, v in ck["net"]["state_dict"].items()}
+    bad = tmp_path / "bad.pt"
+    save_checkpoint(ck, bad)
+    with pytest.raises(CheckpointError, match="do not fit"):
+        load_net(bad)
+    ck = read_checkpoint(res.last_path)
+    ck["format_version"] = 99
+    save_checkpoint(ck, bad)
+    with pytest.raises(CheckpointError, match="format version"):
+        read_checkpoint(bad)
+    # no temporary files left behind
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".tmp-")]
