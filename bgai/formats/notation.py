@@ -1,0 +1,296 @@
+"""Backgammon play notation: format and parse, following GNU Backgammon.
+
+Steps are ``(from, to, hit)`` single-die moves from the mover's view: ``from`` 1..24 or 25 for the bar, ``to``
+1..24 or 0 for borne off, ``hit`` true when the step hits a blot (see :class:`bgai.movegen.Play`).
+
+Standard notation (:func:`format_play`) follows GNU Backgammon's ``FormatMove`` (``drawboard.c``):
+
+* steps are sorted by source point, highest first (then destination, highest first);
+* the steps of one checker are joined into one move: ``24/18 18/13`` -> ``24/13``; an intermediate point is
+  written only when the checker hit there: ``24/18*/13``;
+* identical moves are counted: ``8/2 8/2`` -> ``8/2(2)``;
+* ``bar`` for 25, ``off`` for 0, ``*`` after a point where a blot was hit (once per point).
+
+So the opening 6-5 run is ``24/13``, 3-1 is ``8/5 6/5``, and 4-4 from the bar with two hits on the 21-point
+is ``bar/21*(2)``.
+
+Plain notation (:func:`format_play_plain`) is GNU Backgammon's ``FormatMovePlain``, the format its external
+player protocol uses (``/work/shared/PROTOCOLS.md`` section 1.4): the single-die steps in playing order, bar =
+25, off = 0, ``*`` after the first landing on a blot, no grouping, and a space after every step but a fourth,
+so a play of fewer than four steps ends in a space (``'24/22 13/8 '``).
+
+:func:`parse_play` reads what GNU Backgammon's ``ParseMove`` reads: points 1..25, ``bar``/``b`` (25),
+``off``/``o``/``-``/``0`` (off), ``/`` between points, chained moves ``24/18/13``, repeat counts ``13/10(2)``,
+``*`` and ``,`` optional; and matches the result against the legal plays of the position.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import permutations
+from typing import Sequence
+
+from bgai.errors import AmbiguousMoveError, IllegalMoveError, NotationError
+
+__all__ = ["format_play", "format_play_plain", "parse_play", "parse_moves"]
+
+
+def _pt(n: int) -> str:
+    return "off" if n == 0 else "bar" if n == 25 else str(n)
+
+
+def format_play(steps: Sequence[tuple]) -> str:
+    """Standard notation of a play (GNU Backgammon's ``FormatMove`` conventions, see the module docstring).
+
+    Args:
+        steps: ``(from, to, hit)`` single-die steps (``(from, to)`` pairs are accepted: no hits).
+
+    Returns:
+        e.g. ``'24/18 13/10'``, ``'bar/22*'``, ``'6/off'``, ``'8/2(2)'``, ``'24/18*/13'``; ``''`` for no play.
+    """
+    moves = sorted(((int(s[0]), int(s[1])) for s in steps), reverse=True)
+    hits = {int(s[1]) for s in steps if len(s) > 2 and s[2]}
+    paths: list[list[int] | None] = [[f, t] for f, t in moves]
+    for i in range(len(paths)):
+        for j in range(i, len(paths)):
+            pi, pj = paths[i], paths[j]
+            if pi is None or pj is None or i == j:
+                continue
+            if pi[-1] == pj[0]:
+                if pi[-1] in hits:
+                    pi.append(pj[-1])  # hit on the way: keep the intermediate point
+                else:
+                    pi[-1] = pj[-1]
+                paths[j] = None
+    grouped: list[list] = []
+    for p in paths:
+        if p is None:
+            continue
+        for g in grouped:
+            if g[0] == p:
+                g[1] += 1
+                break
+        else:
+            grouped.append([p, 1])
+    out = []
+    starred: set[int] = set()
+    for path, count in grouped:
+        text = _pt(path[0])
+        for mid in path[1:-1]:
+            text += f"/{_pt(mid)}*"
+            starred.add(mid)
+        dest = path[-1]
+        text += f"/{_pt(dest)}"
+        if dest and dest in hits and dest not in starred:
+            text += "*"
+            starred.add(dest)
+        if count > 1:
+            text += f"({count})"
+        out.append(text)
+    return " ".join(out)
+
+
+def format_play_plain(steps: Sequence[tuple]) -> str:
+    """GNU Backgammon's plain step format (``FormatMovePlain``): ``'24/22 13/8 '``, ``'25/22* 6/0 '``.
+
+    The steps in the given (playing) order, bar = 25, off = 0, ``*`` after the first landing on a hit blot, a
+    space after each step except a fourth (so fewer than four steps leave a trailing space).
+    """
+    parts = []
+    landed: set[int] = set()
+    for i, s in enumerate(steps):
+        frm, to = int(s[0]), int(s[1])
+        hit = len(s) > 2 and bool(s[2])
+        text = f"{frm}/{to}"
+        if to and hit and to not in landed:
+            text += "*"
+        landed.add(to)
+        parts.append(text + (" " if i < 3 else ""))
+    return "".join(parts)
+
+
+_TOKEN = re.compile(r"\s*(?:(\d+)|(bar|ba|b)|(off|of|o|-)|(/)|(\*)|(,)|\((\d*)\)?|(\S))", re.IGNORECASE)
+
+
+def parse_moves(text: str) -> list[tuple[list[int], set[int]]]:
+    """Parse play notation into checker moves, without a position.
+
+    Returns:
+        A list of ``(points, marked_hits)``: ``points`` the path of one checker move as written
+        (``'24/18*/13'`` -> ``[24, 18, 13]``; bar 25, off 0), ``marked_hits`` the points followed by ``*``.
+        Repeat counts are expanded (``'13/10(2)'`` -> two moves).
+
+    Raises:
+        NotationError: quoting the text, for anything GNU Backgammon's ``ParseMove`` would refuse (points
+            outside 0..25, a leading/trailing/double ``/``, a bad repeat count, a move from off or to the bar,
+            more than 8 points...).
+    """
+    if not isinstance(text, str):
+        raise NotationError(f"play notation must be a string, got {type(text).__name__}")
+    moves: list[tuple[list[int], set[int]]] = []
+    cur: list[int] = []
+    marks: set[int] = set()
+    pending_slash = False
+
+    def err(why: str) -> NotationError:
+        return NotationError(f"cannot parse play {text!r}: {why}")
+
+    def close():
+        nonlocal cur, marks
+        if cur:
+            if len(cur) < 2:
+                raise err(f"'{_pt(cur[0])}' is not a move (expected from/to)")
+            moves.append((cur, marks))
+        cur, marks = [], set()
+
+    pos = 0
+    stripped = text.strip()
+    while pos < len(stripped):
+        m = _TOKEN.match(stripped, pos)
+        if m is None or m.end() == pos:
+            break
+        pos = m.end()
+        num, bar, off, slash, star, comma, rep, other = m.groups()
+        if other is not None:
+            raise err(f"unexpected character {other!r}")
+        if num is not None or bar is not None or off is not None:
+            n = 25 if bar is not None else 0 if off is not None else int(num)
+            if n > 25:
+                raise err(f"point {n} is outside 0..25")
+            if cur and not pending_slash:
+                close()
+            cur.append(n)
+            pending_slash = False
+        elif slash is not None:
+            if not cur or pending_slash:
+                raise err("'/' must stand between two points")
+            pending_slash = True
+        elif star is not None:
+            if not cur or pending_slash:
+                raise err("'*' must follow a point")
+            marks.add(cur[-1])
+        elif comma is not None:
+            if pending_slash:
+                raise err("'/' must stand between two points")
+            close()
+        else:  # repeat count
+            if pending_slash or len(cur) < 2:
+                raise err("a repeat count '(n)' must follow a complete move")
+            if not rep or not rep.isdigit() or int(rep) < 1 or not m.group(0).rstrip().endswith(")"):
+                raise err("bad repeat count")
+            count = int(rep)
+            path = cur
+            close()
+            for _ in range(count - 1):
+                moves.append((list(path), set()))
+    if pending_slash:
+        raise err("trailing '/'")
+    close()
+    if not moves:
+        raise err("no move found")
+    total_steps = 0
+    for path, _ in moves:
+        for a, b in zip(path, path[1:]):
+            if a == 0:
+                raise err("cannot move from off the board")
+            if b == 25:
+                raise err("cannot move to the bar")
+            if b >= a:
+                raise err(f"{_pt(a)}/{_pt(b)} does not move forward")
+        for mid in path[1:-1]:
+            if mid in (0, 25):
+                raise err("bar or off cannot be an intermediate point")
+        total_steps += len(path) - 1
+    if total_steps > 8:
+        raise err("too many moves")
+    return moves
+
+
+def parse_play(text: str, board, dice):
+    """Parse play notation and return the matching legal :class:`~bgai.movegen.Play` of the position.
+
+    Args:
+        text: e.g. ``'24/18 13/10'``, ``'bar/22*'``, ``'b/22'``, ``'6/off'``, ``'6/o'``, ``'6/0'``, ``'8/2(2)'``,
+            ``'24/18/13'``, ``'24/13'``; ``*`` is optional.
+        board: ``(2, 25)`` board or :class:`~bgai.board.Position` (side to move in row 0).
+        dice: ``(d1, d2)``.
+
+    A move over several dice (``24/13`` with 6-5) may take any legal route; the intermediate points written
+    (``24/18/13``) must be landed on; a point marked ``*`` must be hit.  When the routes lead to different
+    positions (a blot on one intermediate point), the play that hits no more than what is marked is chosen,
+    as GNU Backgammon does (``9/off`` with 6-5 does not hit on the way).
+
+    Raises:
+        NotationError: unparsable text.
+        IllegalMoveError: no legal play matches (wrong checkers, blocked points, too few dice used...).
+        AmbiguousMoveError: several legal plays match (e.g. ``'24/13'`` when both routes hit a different blot).
+    """
+    from bgai.board import Position, validate
+    from bgai.movegen import _apply, _single_steps, legal_plays
+
+    moves = parse_moves(text)
+    plays = legal_plays(board, dice)
+    b = board.board if isinstance(board, Position) else validate(board)[0]
+    me0, opp0 = [int(x) for x in b[0]], [int(x) for x in b[1]]
+    d1, d2 = int(dice[0]), int(dice[1])
+    all_dice = [d1] * 4 if d1 == d2 else [d1, d2]
+    by_key = {p.afterstate.tobytes(): p for p in plays}
+    # legs: each written move split at its written points; a leg may take one or more dice
+    legs_per_move = [[(path[k], path[k + 1], path[k + 1] in marks) for k in range(len(path) - 1)] for path, marks in moves]
+    legs = [leg for move in legs_per_move for leg in move]
+    results: dict[bytes, tuple[frozenset, frozenset]] = {}
+
+    def play_leg(me, opp, dice_left, frm, to, steps, hits):
+        """Yield states after moving one checker from ``frm`` to ``to`` with one or more dice."""
+        for die in sorted(set(dice_left), reverse=True):
+            for st in _single_steps(me, opp, die):
+                if st[0] != frm:
+                    continue
+                land = st[1]
+                if land < to:
+                    continue
+                rest = list(dice_left)
+                rest.remove(die)
+                me2, opp2 = _apply(me, opp, st)
+                hits2 = hits | ({land} if st[2] else set())
+                if land == to:
+                    yield me2, opp2, rest, steps + (st,), hits2, land
+                elif land > to and land != 0:
+                    for res in play_leg(me2, opp2, rest, land, to, steps + (st,), hits2):
+                        yield res
+
+    def search(me, opp, dice_left, remaining, steps, hits, marked):
+        if not remaining:
+            key = bytes(x & 0xFF for x in me + opp)
+            prev = results.get(key)
+            if prev is None:
+                results[key] = (frozenset(hits), frozenset(marked))
+            return
+        tried = set()
+        for i, leg in enumerate(remaining):
+            if leg in tried:
+                continue
+            tried.add(leg)
+            frm, to, mark = leg
+            for me2, opp2, rest, steps2, hits2, land in play_leg(me, opp, dice_left, frm, to, steps, hits):
+                if mark and land not in hits2:
+                    continue
+                search(me2, opp2, rest, remaining[:i] + remaining[i + 1 :], steps2, hits2, marked | ({land} if mark else set()))
+
+    search(me0, opp0, all_dice, legs, (), set(), set())
+    matches = [(by_key[k], h, mk) for k, (h, mk) in results.items() if k in by_key]
+    if not matches:
+        if results:
+            raise IllegalMoveError(
+                f"play {text!r} is not legal with {d1}-{d2}: a play must use as many dice as possible "
+                "(the higher die when only one can be used)"
+            )
+        raise IllegalMoveError(f"play {text!r} is not legal in this position with {d1}-{d2}")
+    if len(matches) > 1:
+        marked_all = {p for path, marks in moves for p in marks}
+        exact = [m for m in matches if m[1] <= marked_all]
+        if len(exact) == 1:
+            return exact[0][0]
+        options = ", ".join(sorted(m[0].notation for m in matches))
+        raise AmbiguousMoveError(f"play {text!r} matches several legal plays: {options}")
+    return matches[0][0]
