@@ -260,7 +260,8 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
         one input are distinct.  The order is deterministic.
 
     Raises:
-        InvalidPositionError: wrong board shape, or (with ``validate``) counts that are negative or over 15.
+        InvalidPositionError: wrong board shape, or (with ``validate``) negative counts, more than 15 checkers a
+            side, or a point held by both sides (:func:`bgai.board.validate` names the board and the problem).
         InvalidDiceError: wrong dice shape or values outside 1..6.
     """
     b = as_batch(boards)
@@ -271,6 +272,8 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
             raise InvalidPositionError("negative checker count in boards")
         if (b.sum(axis=2, dtype=np.int16) > 15).any():
             raise InvalidPositionError("a side has more than 15 checkers on the board and bar")
+        if ((b[:, 0, :24] > 0) & (b[:, 1, 23::-1] > 0)).any():
+            raise InvalidPositionError("a point is held by both sides")
     return _afterstates_fast(b, d)
 
 
