@@ -79,6 +79,7 @@ __all__ = [
     "money_points",
     "match_cubeful_mwc",
     "match_cash_points",
+    "match_take_points",
     "cubeless_mwc",
     "analyse_cube",
     "cube_decision",
@@ -508,6 +509,33 @@ def match_cash_points(probs: np.ndarray, state: CubeState) -> tuple[np.ndarray, 
         cv //= 2
         n -= 1
     return live[(0, 0)], live[(1, 0)]
+
+
+def match_take_points(probs: np.ndarray, state: CubeState) -> dict[str, np.ndarray]:
+    """The opponent's take points against a double by the side on roll, in match play.
+
+    ``take_point_dead``: the taker's winning chance at which taking and passing give the same MWC when the cube
+    is dead after the take: ``(DP - DTL) / (DTW - DTL)`` of the doubler, one minus it for the taker, where DP is
+    the doubler's MWC after a pass and DTW/DTL after winning/losing the doubled game with the doubler's and the
+    taker's gammon rates (GNU Backgammon's ``getMatchPoints``).  ``take_point_live``: ``1 -`` the doubler's
+    live-cube cash point of :func:`match_cash_points` (the taker can redouble).
+
+    Returns:
+        dict of ``(N,)`` float64 winning chances of the taker.
+    """
+    p = _probs(probs)
+    met = _check_match(state)
+    a0, a1 = state.away
+    c, crawf = state.cube_value, state.crawford
+    g0, bg0, g1, bg1 = _ratios(p)
+    me = lambda pts, who: _me(met, a0, a1, 0, pts, who, crawf)  # noqa: E731
+    dtw = (1 - g0 - bg0) * me(2 * c, 0) + g0 * me(4 * c, 0) + bg0 * me(6 * c, 0)
+    dtl = (1 - g1 - bg1) * me(2 * c, 1) + g1 * me(4 * c, 1) + bg1 * me(6 * c, 1)
+    dp = me(c, 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cash_dead = (dp - dtl) / (dtw - dtl)
+    cp0, _ = match_cash_points(p, state)
+    return {"take_point_dead": 1.0 - cash_dead, "take_point_live": 1.0 - cp0}
 
 
 def match_cubeful_mwc(probs: np.ndarray, state: CubeState, efficiency: np.ndarray | float) -> np.ndarray:

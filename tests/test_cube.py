@@ -29,6 +29,7 @@ from bgai.cube import (
     cube_efficiency,
     cubeless_mwc,
     match_cubeful_mwc,
+    match_take_points,
     money_cubeful_equity,
     money_points,
 )
@@ -237,6 +238,24 @@ def test_dead_cube_is_cubeless():
     np.testing.assert_allclose(match_cubeful_mwc(p, st_, 0.68), cubeless_mwc(p, st_))
     # the doubled cube is dead too: double/take MWC = winning chances (gammons no longer matter)
     np.testing.assert_allclose(match_cubeful_mwc(p, st_.doubled(), 0.68), [0.6])
+
+
+def test_match_take_points():
+    p = np.array([[0.5, 0.0, 0.0, 0.0, 0.0]])  # no gammons: the points depend on the score only
+    met = load_met()
+    # 2-away/2-away: the taker needs 1 - MWC(1-away vs 2-away, Crawford) = 32.3%; the cube is dead
+    tp = match_take_points(p, CubeState(match_length=5, score=(3, 3)))
+    assert tp["take_point_dead"][0] == pytest.approx(1 - met.mwc(1, 2))
+    assert tp["take_point_live"][0] == pytest.approx(tp["take_point_dead"][0])
+    # leader 2-away doubles the 3-away trailer: pass -> 1-away vs 3-away; take and lose -> trailer 1-away
+    tp = match_take_points(p, CubeState(match_length=7, score=(5, 4)))
+    dp, dtl = met.mwc(1, 3), met.mwc(2, 1)
+    assert tp["take_point_dead"][0] == pytest.approx(1 - (dp - dtl) / (1 - dtl))
+    assert tp["take_point_live"][0] < tp["take_point_dead"][0]  # the taker's recube is worth something
+    # a long match at 0-0 is close to money play: Janowski's 25% dead and 20% live take points
+    tp = match_take_points(p, CubeState(match_length=25, score=(0, 0)))
+    assert tp["take_point_dead"][0] == pytest.approx(0.25, abs=0.01)
+    assert tp["take_point_live"][0] == pytest.approx(0.20, abs=0.01)
 
 
 def test_match_cubeful_mwc_is_a_probability_and_zero_x_is_cubeless():
