@@ -1,0 +1,419 @@
+"""bgai's HTTP/JSON API (FastAPI; OpenAPI description at ``/openapi.json``, interactive docs at ``/docs``) and
+the web page to play a money game against the bot (``/``).
+
+Positions are given in any of three forms (exactly one per request):
+
+* ``position_id=4HPwATDgc/ABMA`` -- a GNU Backgammon Position ID, side on roll's view;
+* ``xgid=XGID=-b----E-C---eE---c-e----B-:0:0:1:52:0:0:3:0:10`` -- an XGID (also gives dice, cube and score);
+* ``p0`` .. ``p25`` -- wildbg's board parameters (the player to act moves 24 -> 1, positive = its checkers,
+  ``p25`` its bar, ``p0`` the opponent's bar; see :mod:`bgai.formats.wildbg`).
+
+Dice: ``dice=31`` (or ``3-1``) or ``die1=3&die2=1``.  Cube and score: ``match_id=...`` (GNU Backgammon Match
+ID; its player on roll is the side of the position), or taken from the XGID; default a centred cube in money play.
+
+Endpoints (all ``GET``; every answer is JSON):
+
+=================  ============================================================================================
+``/api/info``      server, agent, whether it has probabilities, cube policy
+``/api/plays``     all legal plays ranked best first (``limit`` to cut the list), with the best play separately
+``/api/evaluate``  cubeless probabilities, cubeless and cubeful equity of the side on roll before it rolls
+``/api/cube``      the cube decision (double / take) for the side on roll
+``/move``          wildbg-compatible: ``{"moves": [{"play": [{"from":..,"to":..}], "probabilities": {..}}]}``
+``/eval``          wildbg-compatible: ``{"cube": {"double":.., "accept":..}, "probabilities": {..}}``
+=================  ============================================================================================
+
+Errors: a malformed request gets status 400 with ``{"message": "<what is wrong>"}`` (422 with FastAPI's
+``{"detail": [...]}`` for parameters of the wrong type), an agent that cannot answer (no probabilities) 409;
+an unexpected failure 500 ``{"message": ...}``; the server keeps running.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+from bgai.board import as_batch, is_game_over, result_kind
+from bgai.equity import OUTPUTS, cubeless_equity
+from bgai.errors import BgaiError, InvalidDiceError
+from bgai.serve.bot import Bot, RankedPlay
+
+__all__ = ["create_app", "serve_http", "STATIC_DIR"]
+
+log = logging.getLogger(__name__)
+
+#: Folder of the web page's files.
+STATIC_DIR = os.path.join(os.path.dirname(__file__), "static")
+
+_WILDBG_KEYS = tuple(f"p{i}" for i in range(26))
+_DICE_RE = re.compile(r"\s*([1-6])\s*[-,\s]?\s*([1-6])\s*")
+
+
+class RequestError(BgaiError):
+    """A request that cannot be answered as asked (status 400)."""
+
+
+class AgentCannotError(BgaiError):
+    """The served agent cannot answer this kind of question (status 409)."""
+
+
+@dataclass
+class _Query:
+    board: np.ndarray  # (2, 25), side on roll
+    dice: tuple[int, int] | None
+    cube_value: int = 1
+    cube_owner: int = -1  # relative to the side on roll
+    match_length: int = 0
+    score: tuple[int, int] = (0, 0)
+    crawford: bool = False
+    jacoby: bool = True
+    source: str = "position_id"
+
+
+def _parse_dice(params) -> tuple[int, int] | None:
+    text = params.get("dice")
+    d1, d2 = params.get("die1"), params.get("die2")
+    if text is not None and (d1 is not None or d2 is not None):
+        raise RequestError("give the dice either as dice=31 or as die1=3&die2=1, not both")
+    if text is not None:
+        m = _DICE_RE.fullmatch(text)
+        if not m:
+            raise InvalidDiceError(f"dice {text!r}: expected two dice 1..6 such as '31' or '3-1'")
+        return int(m.group(1)), int(m.group(2))
+    if d1 is None and d2 is None:
+        return None
+    if d1 is None or d2 is None:
+        raise InvalidDiceError("give both die1 and die2")
+    try:
+        a, b = int(d1), int(d2)
+    except ValueError:
+        raise InvalidDiceError(f"dice must be integers 1..6, got die1={d1!r}, die2={d2!r}") from None
+    if not (1 <= a <= 6 and 1 <= b <= 6):
+        raise InvalidDiceError("Dice values must be between 1 and 6.")
+    return a, b
+
+
+def _parse_query(params) -> _Query:
+    """Read position, dice and cube state from query parameters (see the module docstring)."""
+    has_pid = params.get("position_id") is not None
+    has_xgid = params.get("xgid") is not None
+    wild = {k: params[k] for k in _WILDBG_KEYS if k in params}
+    forms = [n for n, present in (("position_id", has_pid), ("xgid", has_xgid), ("p0..p25", bool(wild))) if present]
+    if len(forms) > 1:
+        raise RequestError(f"give the position in one form only, got {' and '.join(forms)}")
+    if not forms:
+        raise RequestError("no position given: use position_id=..., xgid=... or p0..p25 (wildbg board)")
+    dice = _parse_dice(params)
+    if has_xgid:
+        from bgai.formats.xgid import decode_xgid
+
+        st = decode_xgid(params["xgid"])
+        if st.double_offered:
+            raise RequestError("the XGID has a double pending (dice 'D'); give the position before the double")
+        xdice = None if st.dice == (0, 0) else tuple(st.dice)
+        if dice is not None and xdice is not None and tuple(sorted(dice)) != tuple(sorted(xdice)):
+            raise RequestError(f"dice {dice} differ from the XGID's dice {xdice}")
+        q = _Query(
+            board=np.array(st.board),
+            dice=dice or xdice,
+            cube_value=st.cube_value,
+            cube_owner=st.cube_owner,
+            match_length=st.match_length,
+            score=tuple(st.score),
+            crawford=st.crawford,
+            jacoby=st.jacoby if st.match_length == 0 else False,
+            source="xgid",
+        )
+    elif has_pid:
+        from bgai.formats.position_id import decode_position_id
+
+        q = _Query(board=decode_position_id(params["position_id"]), dice=dice)
+    else:
+        from bgai.formats.wildbg import board_from_wildbg
+
+        q = _Query(board=board_from_wildbg(wild), dice=dice, source="wildbg")
+    if params.get("match_id") is not None:
+        if has_xgid:
+            raise RequestError("give the cube and score either in the XGID or as match_id, not both")
+        from bgai.formats.match_id import decode_match_id
+
+        ms = decode_match_id(params["match_id"])
+        me = ms.player_on_roll
+        q.cube_value = ms.cube_value
+        q.cube_owner = -1 if ms.cube_owner == -1 else (0 if ms.cube_owner == me else 1)
+        q.match_length = ms.match_length
+        q.score = (ms.score[me], ms.score[1 - me]) if ms.match_length else (0, 0)
+        q.crawford = ms.crawford
+        q.jacoby = ms.jacoby
+        if q.dice is None and ms.dice != (0, 0):
+            q.dice = tuple(ms.dice)
+    if q.match_length == 0:
+        q.score = (0, 0)
+    return q
+
+
+def _play_json(rp: RankedPlay, rank: int) -> dict:
+    from bgai.formats.position_id import encode_position_id
+
+    p = rp.play
+    after = np.asarray(p.afterstate, dtype=np.int8)
+    over = bool(is_game_over(after)[0])
+    out = {
+        "rank": rank,
+        "play": p.notation,
+        "steps": [{"from": int(f), "to": int(t), "hit": bool(h)} for f, t, h in p.steps],
+        "score": rp.score,
+        "equity": rp.equity,
+        "probabilities": None if rp.probabilities is None else dict(zip(OUTPUTS, map(float, rp.probabilities))),
+        "position_id": encode_position_id(after),
+        "board": after.tolist(),
+        "game_over": over,
+    }
+    if over:
+        winner, pts = result_kind(after)
+        out["result"] = {"winner": "mover" if int(winner[0]) == 0 else "opponent", "points": int(pts[0])}
+    return out
+
+
+def create_app(bot: Bot, *, seed: int = 0):
+    """The FastAPI application serving ``bot`` (see the module docstring for the endpoints).
+
+    Args:
+        bot: the bot to serve (thread-safe).
+        seed: seed of the random generator used by agents that need one.
+    """
+    import threading
+
+    from bgai import __version__
+
+    app = FastAPI(
+        title="bgai",
+        version=__version__,
+        description=(
+            "bgai backgammon bot: best play and ranked plays, evaluation and cube decisions. Positions as GNU "
+            "Backgammon Position ID (`position_id`), XGID (`xgid`) or wildbg board (`p0`..`p25`); dice as "
+            "`dice=31` or `die1`/`die2`; cube and score as `match_id`."
+        ),
+    )
+    rng_lock = threading.Lock()
+    rng = np.random.default_rng(seed)
+
+    def next_rng() -> np.random.Generator:
+        with rng_lock:
+            return np.random.default_rng(rng.integers(2**63))
+
+    @app.exception_handler(RequestError)
+    @app.exception_handler(BgaiError)
+    async def _bad_request(request: Request, exc: BgaiError):  # noqa: ARG001
+        status = 409 if isinstance(exc, AgentCannotError) else 400
+        return JSONResponse(status_code=status, content={"message": str(exc)})
+
+    @app.exception_handler(Exception)
+    async def _internal(request: Request, exc: Exception):  # noqa: ARG001
+        log.exception("internal error on %s", request.url)
+        return JSONResponse(status_code=500, content={"message": f"internal error: {type(exc).__name__}: {exc}"})
+
+    @app.get("/api/info", summary="Server and agent information")
+    def info() -> dict:
+        return {
+            "name": "bgai",
+            "version": __version__,
+            "agent": bot.spec,
+            "probabilities": bot.has_probabilities,
+            "cube_policy": "bgai.cube" if bot.has_probabilities else "conservative (never double, always take)",
+        }
+
+    @app.get("/api/plays", summary="All legal plays, ranked best first")
+    def plays(
+        request: Request,
+        position_id: str | None = None,
+        xgid: str | None = None,
+        dice: str | None = None,
+        die1: int | None = None,
+        die2: int | None = None,
+        match_id: str | None = None,
+        limit: int | None = None,
+    ) -> dict:
+        """Every legal play of the position with the roll, best first by the agent's score.
+
+        Each play: standard notation, single-die steps (from 25 = bar, to 0 = off), the agent's score, equity and
+        probabilities after the play (agents with probabilities), the resulting Position ID and board (mover's
+        view, rows not swapped) and whether the game is over.  ``best`` is the agent's choice (``null`` when no
+        play is legal).
+        """
+        q = _parse_query(request.query_params)
+        if q.dice is None:
+            raise RequestError("no dice given: use dice=31 or die1=3&die2=1 (or an XGID with dice)")
+        if limit is not None and limit < 1:
+            raise RequestError(f"limit must be >= 1, got {limit}")
+        ranked = bot.rank_plays(q.board, q.dice, next_rng())
+        items = [_play_json(rp, i + 1) for i, rp in enumerate(ranked)]
+        if limit is not None:
+            items = items[:limit]
+        from bgai.formats.position_id import encode_position_id
+
+        return {
+            "position_id": encode_position_id(q.board),
+            "dice": list(q.dice),
+            "agent": bot.spec,
+            "best": items[0] if items else None,
+            "count": len(ranked),
+            "plays": items,
+        }
+
+    def _evaluation(q: _Query) -> dict:
+        probs = bot.probabilities(q.board)
+        if probs is None:
+            raise AgentCannotError(
+                f"agent {bot.spec!r} gives no probabilities; serve a neural checkpoint or 'gnubg' for evaluations"
+            )
+        adv = bot.cube_advice(
+            q.board,
+            cube_value=q.cube_value,
+            cube_owner=q.cube_owner,
+            match_length=q.match_length,
+            score=q.score,
+            crawford=q.crawford,
+            jacoby=q.jacoby,
+        )
+        eq = adv.equities
+        cubeful = None
+        if eq:
+            cubeful = min(eq["double_take"], eq["double_pass"]) if adv.double else eq["no_double"]
+        return {
+            "probabilities": dict(zip(OUTPUTS, map(float, probs))),
+            "cubeless_equity": float(cubeless_equity(probs)),
+            "cubeful_equity": cubeful,
+            "cube": _cube_json(adv),
+        }
+
+    def _cube_json(adv) -> dict:
+        out = {"double": adv.double, "take": adv.take, "policy": adv.policy}
+        out.update(adv.equities)
+        return out
+
+    def _state_json(q: _Query) -> dict:
+        from bgai.formats.position_id import encode_position_id
+
+        return {
+            "position_id": encode_position_id(q.board),
+            "cube_value": q.cube_value,
+            "cube_owner": {-1: "centred", 0: "on roll", 1: "opponent"}[q.cube_owner],
+            "match_length": q.match_length,
+            "score": list(q.score),
+            "crawford": q.crawford,
+        }
+
+    @app.get("/api/evaluate", summary="Probabilities, cubeless and cubeful equity of the side on roll")
+    def evaluate(
+        request: Request,
+        position_id: str | None = None,
+        xgid: str | None = None,
+        match_id: str | None = None,
+    ) -> dict:
+        """Cubeless outcome probabilities (win, win gammon, win backgammon, lose gammon, lose backgammon) of the
+        side on roll before it rolls, cubeless equity (ppg) and cubeful equity (per unit of the cube; the
+        normalised money equity of the match-winning chance in match play), with the cube decision."""
+        q = _parse_query(request.query_params)
+        out = _evaluation(q)
+        out["state"] = _state_json(q)
+        return out
+
+    @app.get("/api/cube", summary="Cube decision for the side on roll")
+    def cube(
+        request: Request,
+        position_id: str | None = None,
+        xgid: str | None = None,
+        match_id: str | None = None,
+    ) -> dict:
+        """Should the side on roll double, and should the opponent take?  Uses bgai.cube on the agent's
+        probabilities (agents without probabilities: the conservative policy, never double, always take)."""
+        q = _parse_query(request.query_params)
+        adv = bot.cube_advice(
+            q.board,
+            cube_value=q.cube_value,
+            cube_owner=q.cube_owner,
+            match_length=q.match_length,
+            score=q.score,
+            crawford=q.crawford,
+            jacoby=q.jacoby,
+        )
+        return {"state": _state_json(q), **_cube_json(adv)}
+
+    # ----------------------------------------------------------------------------------- wildbg compatible
+    def _wildbg_probs(p) -> dict | None:
+        if p is None:
+            return None
+        return {"win": float(p[0]), "winG": float(p[1]), "winBg": float(p[2]), "loseG": float(p[3]), "loseBg": float(p[4])}
+
+    def _wildbg_board(request: Request):
+        from bgai.formats.wildbg import board_from_wildbg
+
+        params = request.query_params
+        x_away, o_away = params.get("x_away"), params.get("o_away")
+        if (x_away or "0") != "0" or (o_away or "0") != "0":
+            raise RequestError("only money games are supported here (x_away and o_away 0 or absent)")
+        return board_from_wildbg({k: params[k] for k in _WILDBG_KEYS if k in params})
+
+    @app.get("/move", summary="wildbg-compatible: all plays, best first")
+    def wildbg_move(request: Request, die1: int, die2: int) -> dict:
+        board = _wildbg_board(request)
+        if not (1 <= die1 <= 6 and 1 <= die2 <= 6):
+            raise InvalidDiceError("Dice values must be between 1 and 6.")
+        ranked = bot.rank_plays(board, (die1, die2), next_rng())
+        if not ranked:
+            return {"moves": [{"play": [], "probabilities": _wildbg_probs(_after_probs(bot, board))}]}
+        return {
+            "moves": [
+                {
+                    "play": [{"from": int(f), "to": int(t)} for f, t, _ in rp.play.steps],
+                    "probabilities": _wildbg_probs(rp.probabilities),
+                }
+                for rp in ranked
+            ]
+        }
+
+    @app.get("/eval", summary="wildbg-compatible: probabilities and cube hints")
+    def wildbg_eval(request: Request) -> dict:
+        board = _wildbg_board(request)
+        probs = bot.probabilities(board)
+        if probs is None:
+            raise AgentCannotError(f"agent {bot.spec!r} gives no probabilities")
+        adv = bot.cube_advice(board)
+        return {"cube": {"double": adv.double, "accept": adv.take}, "probabilities": _wildbg_probs(probs)}
+
+    # ----------------------------------------------------------------------------------------- web page
+    @app.get("/", include_in_schema=False)
+    def index():
+        return FileResponse(os.path.join(STATIC_DIR, "index.html"), media_type="text/html")
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    return app
+
+
+def _after_probs(bot: Bot, board: np.ndarray):
+    """Probabilities for the mover when no play is possible (the position unchanged, opponent to roll)."""
+    if not bot.has_probabilities:
+        return None
+    from bgai.board import flip
+    from bgai.equity import swap_perspective
+
+    p = bot.probabilities(flip(as_batch(board)[0]))
+    return swap_perspective(p)
+
+
+def serve_http(bot: Bot, host: str = "127.0.0.1", port: int = 8080, *, seed: int = 0, log_level: str = "info") -> None:
+    """Run the HTTP server with uvicorn until interrupted.
+
+    Raises:
+        OSError: the address cannot be bound.
+    """
+    import uvicorn
+
+    uvicorn.run(create_app(bot, seed=seed), host=host, port=port, log_level=log_level)

@@ -1,0 +1,212 @@
+"""The HTTP/JSON API, tested with a real HTTP client (httpx) against uvicorn running on a free loopback port."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import httpx
+import numpy as np
+import pytest
+
+from bgai.board import starting_board
+from bgai.formats.position_id import encode_position_id
+from bgai.movegen import legal_plays
+from bgai.serve.bot import Bot
+from bgai.serve.http import create_app
+
+START = "4HPwATDgc/ABMA"
+START_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:3:0:10"
+START_WILDBG = "p24=2&p19=-5&p17=-3&p13=5&p12=-5&p8=3&p6=5&p1=-2"
+
+
+def _has_gnubg_nn() -> bool:
+    try:
+        import gnubg_nn  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class Server:
+    def __init__(self, bot: Bot) -> None:
+        import uvicorn
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        config = uvicorn.Config(create_app(bot), host="127.0.0.1", port=self.port, log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        for _ in range(200):
+            if self.server.started:
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("uvicorn did not start")
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.client = httpx.Client(base_url=self.url, timeout=60)
+
+    def stop(self) -> None:
+        self.client.close()
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def pubeval():
+    s = Server(Bot.from_spec("pubeval"))
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def gnubg():
+    if not _has_gnubg_nn():
+        pytest.skip("gnubg-nn (dev extra) is not installed: no agent with probabilities to serve")
+    s = Server(Bot.from_spec("gnubg"))
+    yield s
+    s.stop()
+
+
+def test_info_and_openapi(pubeval):
+    r = pubeval.client.get("/api/info")
+    assert r.status_code == 200
+    assert r.json()["agent"] == "pubeval" and r.json()["probabilities"] is False
+    spec = pubeval.client.get("/openapi.json").json()
+    for path in ("/api/plays", "/api/evaluate", "/api/cube", "/move", "/eval"):
+        assert path in spec["paths"]
+
+
+def test_plays_ranked_in_all_three_position_forms(pubeval):
+    c = pubeval.client
+    by_pid = c.get("/api/plays", params={"position_id": START, "dice": "31"}).json()
+    legal = legal_plays(starting_board(), (3, 1))
+    assert by_pid["count"] == len(legal) == len(by_pid["plays"])
+    assert {p["play"] for p in by_pid["plays"]} == {p.notation for p in legal}
+    assert by_pid["best"] == by_pid["plays"][0]
+    scores = [p["score"] for p in by_pid["plays"]]
+    assert scores == sorted(scores, reverse=True)
+    # the best play is what the agent chooses
+    bot = Bot.from_spec("pubeval")
+    assert by_pid["best"]["play"] == bot.choose_play(starting_board(), (3, 1), np.random.default_rng(0)).notation
+    assert by_pid["best"]["play"] == "8/5 6/5"
+    # the resulting position is from the mover's view
+    best = next(p for p in legal if p.notation == "8/5 6/5")
+    assert by_pid["best"]["position_id"] == encode_position_id(best.afterstate)
+    assert by_pid["best"]["board"] == best.afterstate.tolist()
+    by_xgid = c.get("/api/plays", params={"xgid": START_XGID}).json()
+    by_wild = c.get("/api/plays?die1=3&die2=1&" + START_WILDBG).json()
+    for other in (by_xgid, by_wild):
+        assert [p["play"] for p in other["plays"]] == [p["play"] for p in by_pid["plays"]]
+    assert len(c.get("/api/plays", params={"position_id": START, "dice": "3-1", "limit": 2}).json()["plays"]) == 2
+
+
+def test_no_legal_play_and_game_over(pubeval):
+    c = pubeval.client
+    # closed board, one checker on the bar: no play
+    b = np.zeros((2, 25), dtype=np.int8)
+    b[0, 24] = 1
+    b[0, 5] = 14
+    b[1, 0:6] = 2
+    b[1, 6] = 3
+    r = c.get("/api/plays", params={"position_id": encode_position_id(b), "dice": "66"}).json()
+    assert r["best"] is None and r["plays"] == [] and r["count"] == 0
+    # bearing off the last checker ends the game
+    b = np.zeros((2, 25), dtype=np.int8)
+    b[0, 0] = 1
+    b[1, 20] = 15  # the opponent's 21-point = the mover's 4-point, in the mover's home board
+    r = c.get("/api/plays", params={"position_id": encode_position_id(b), "dice": "21"}).json()
+    assert r["best"]["game_over"] is True
+    assert r["best"]["result"] == {"winner": "mover", "points": 3}  # opponent still in the winner's home board
+
+
+def test_wildbg_compatible_move(pubeval):
+    c = pubeval.client
+    r = c.get("/move?die1=3&die2=1&" + START_WILDBG)
+    assert r.status_code == 200
+    moves = r.json()["moves"]
+    assert len(moves) == len(legal_plays(starting_board(), (3, 1)))
+    assert moves[0]["play"] == [{"from": 8, "to": 5}, {"from": 6, "to": 5}]
+    r = c.get("/move?die1=1&die2=1&p5=2&p24=-1").json()["moves"]
+    assert {tuple((s["from"], s["to"]) for s in m["play"]) for m in r} >= {((5, 4), (4, 3), (3, 2), (2, 1))}
+
+
+@pytest.mark.parametrize(
+    "query, status, message",
+    [
+        ("/api/plays?dice=31", 400, "no position given"),
+        (f"/api/plays?position_id={START}&xgid=x&dice=31", 400, "one form only"),
+        ("/api/plays?position_id=hello&dice=31", 400, "Position ID"),
+        (f"/api/plays?position_id={START}", 400, "no dice given"),
+        (f"/api/plays?position_id={START}&dice=71", 400, "dice '71'"),
+        (f"/api/plays?position_id={START}&die1=3", 400, "give both die1 and die2"),
+        (f"/api/plays?position_id={START}&dice=31&die1=3&die2=1", 400, "not both"),
+        (f"/api/plays?position_id={START}&dice=31&limit=0", 400, "limit must be >= 1"),
+        ("/api/plays?xgid=XGID=nonsense&dice=31", 400, "XGID"),
+        (f"/api/cube?position_id={START}&match_id=ABC", 400, "Match ID"),
+        ("/api/plays?p25=-1&dice=31", 400, "Index 25 is the bar for player x"),
+        ("/api/plays?p3=16&dice=31", 400, "between -15 and 15"),
+        ("/api/plays?p1=15&p2=1&dice=31", 400, "more than 15 checkers"),
+        ("/move?p1=15", 422, None),
+        ("/move?die1=9&die2=1&p1=1", 400, "Dice values must be between 1 and 6."),
+        ("/move?die1=3&die2=1&p1=1&x_away=3&o_away=2", 400, "only money games"),
+        (f"/api/plays?position_id={START}&die1=x&die2=1", 422, None),
+        (f"/api/evaluate?position_id={START}", 409, "gives no probabilities"),
+    ],
+)
+def test_malformed_requests_get_4xx_json_saying_what_is_wrong(pubeval, query, status, message):
+    r = pubeval.client.get(query)
+    assert r.status_code == status, r.text
+    body = r.json()
+    if message is None:
+        assert body["detail"]  # FastAPI's own validation message
+    else:
+        assert message in body["message"]
+    assert pubeval.client.get("/api/info").status_code == 200  # still serving
+
+
+def test_evaluate_and_cube_with_a_probability_agent(gnubg):
+    from bgai.cube import CubeState, analyse_cube, cube_efficiency
+    from bgai.equity import cubeless_equity
+
+    c = gnubg.client
+    bot = Bot.from_spec("gnubg")
+    # money, cube centred: the AnkiGammon XGID position (top player on roll)
+    xgid = "XGID=-A-Bb-DBB---bBa---bcbbaA-A:0:0:-1:00:4:0:0:0:8"
+    r = c.get("/api/evaluate", params={"xgid": xgid})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    from bgai.formats.xgid import decode_xgid
+
+    board = decode_xgid(xgid).board
+    p = bot.probabilities(board)
+    assert [body["probabilities"][k] for k in ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")] == pytest.approx(p.tolist())
+    assert body["cubeless_equity"] == pytest.approx(float(cubeless_equity(p)))
+    a = analyse_cube(p, CubeState(jacoby=False), cube_efficiency(board[None]))
+    assert body["cubeful_equity"] == pytest.approx(float(a.optimal[0]))
+    assert body["state"]["position_id"] == "GW+DAUi03ZABBg"
+    # match play through a Match ID: 9-point match, 2-4, cube 2 owned by player 0, player 1 on roll (rolled 5-2)
+    pid = encode_position_id(starting_board())
+    r = c.get("/api/cube", params={"position_id": pid, "match_id": "QYkqASAAIAAA"}).json()
+    assert r["state"] == {
+        "position_id": pid, "cube_value": 2, "cube_owner": "opponent", "match_length": 9, "score": [4, 2],
+        "crawford": False,
+    }
+    assert r["double"] is False  # the opponent owns the cube
+    a = analyse_cube(bot.probabilities(starting_board()), CubeState(2, 1, 9, (4, 2)), 0.68)
+    assert r["no_double"] == pytest.approx(float(a.no_double[0]))
+    assert r["policy"] == "bgai.cube"
+    # a hopeless position for the opponent: double, and the opponent should pass
+    b = np.zeros((2, 25), dtype=np.int8)
+    b[0, 0:5] = 3
+    b[1, 24] = 15
+    b[1, 0] = 0
+    r = c.get("/api/cube", params={"position_id": encode_position_id(b)}).json()
+    assert r["take"] is False
+    # wildbg-compatible /eval
+    r = c.get("/eval?" + START_WILDBG).json()
+    assert r["probabilities"]["win"] == pytest.approx(float(bot.probabilities(starting_board())[0]))
+    assert set(r["cube"]) == {"double", "accept"}

@@ -1,0 +1,126 @@
+"""The web page, in headless Chromium (Debian package ``chromium``) against the running HTTP server.
+
+The page's autoplay mode (``/?autoplay=1&seed=N``) clicks the page's own buttons: New game, Roll, a random entry
+of the legal-play list, Play; once it types an illegal play first, which must be refused.  The game record the
+page shows is then replayed here with bgai's rules: every play of both sides must be legal with its dice and the
+result must be the one the page announced.  A screenshot of a game in progress is saved in the test's tmp dir.
+Skipped with a reason when chromium is not installed.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from bgai.board import flip, is_game_over, result_kind, starting_board
+from bgai.formats.notation import parse_play
+from bgai.movegen import legal_plays
+from bgai.serve.bot import Bot
+
+from test_serve_http import Server  # noqa: E402 (tests/ is on sys.path under pytest)
+
+CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser"), shutil.which("google-chrome")) if p), None)
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="Chromium is not installed (Debian: apt-get install chromium); web page test skipped"
+)
+
+
+def _agent() -> str:
+    try:
+        import gnubg_nn  # noqa: F401
+    except ImportError:
+        return "pubeval"
+    return "gnubg"  # an agent with probabilities, so the page shows win/gammon chances
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = Server(Bot.from_spec(_agent()))
+    yield s
+    s.stop()
+
+
+def _chromium(tmp_path, url: str, *extra: str) -> subprocess.CompletedProcess:
+    profile = tmp_path / "profile"
+    profile.mkdir(exist_ok=True)
+    cmd = [
+        CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        f"--user-data-dir={profile}", "--virtual-time-budget=120000", "--window-size=1280,900", *extra, url,
+    ]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+
+
+def _replay(log: list[str]) -> tuple[int, str]:
+    """Replay the page's game record with bgai's rules; returns (plays checked, final line)."""
+    board = starting_board()  # from "your" view
+    m = re.fullmatch(r"Opening roll: you (\d), bgai (\d)\.", log[0])
+    assert m, log[0]
+    you_first = int(m.group(1)) > int(m.group(2))
+    checked = 0
+    turn = "You" if you_first else "bgai"
+    for line in log[1:-1]:
+        m = re.fullmatch(r"(You|bgai) (\d)(\d): (.+)", line) or re.fullmatch(r"(You|bgai) rolled (\d)(\d): (no legal play)\.", line)
+        assert m, line
+        who, dice, text = m.group(1), (int(m.group(2)), int(m.group(3))), m.group(4)
+        assert who == turn, f"{who} moved out of turn: {line}"
+        mover = board if who == "You" else flip(board)
+        if text == "no legal play":
+            assert not any(p.steps for p in legal_plays(mover, dice)), line
+            after = mover
+        else:
+            after = parse_play(text, mover, dice).afterstate  # raises if the play is not legal
+            checked += 1
+        board = after if who == "You" else flip(after)
+        turn = "bgai" if who == "You" else "You"
+    last = log[-1]
+    m = re.fullmatch(r"(You win|bgai wins) a (single game|gammon|backgammon) \((\d) points?\)\.", last)
+    assert m, last
+    mover_view = board if turn == "bgai" else flip(board)  # the side that made the last play
+    assert is_game_over(mover_view)[0]
+    winner, points = result_kind(mover_view)
+    assert int(winner[0]) == 0 and int(points[0]) == int(m.group(3))
+    assert (m.group(1) == "You win") == (turn == "bgai")
+    return checked, last
+
+
+def test_a_whole_game_through_the_page(server, tmp_path):
+    r = _chromium(tmp_path, f"{server.url}/?autoplay=1&seed=5", "--dump-dom")
+    assert r.returncode == 0, r.stderr[-2000:]
+    dom = r.stdout
+    body = re.search(r"<body([^>]*)>", dom).group(1)
+    assert 'data-autoplay-done="1"' in body, body
+    illegal = html.unescape(re.search(r'data-illegal-error="([^"]*)"', body).group(1))
+    assert "is not one of your legal plays" in illegal
+    log = [html.unescape(x) for x in re.findall(r"<li>(.*?)</li>", re.search(r'<ol id="log">(.*?)</ol>', dom, re.S).group(1))]
+    checked, last = _replay(log)
+    assert checked >= 10
+    score = html.unescape(re.search(r'<span id="score">(.*?)</span>', dom).group(1))
+    pts = int(re.search(r"\((\d) point", last).group(1))
+    assert score == (f"You {pts} \u2013 bgai 0" if last.startswith("You") else f"You 0 \u2013 bgai {pts}")
+    # the board is drawn: the final position's checkers, and the bot's evaluation of its last play
+    assert dom.count('class="checker') + dom.count('class="off') >= 15
+    assert "bgai played" in dom
+    if _agent() == "gnubg":
+        assert "bgai wins" in dom and "equity" in dom
+
+
+def test_screenshot_of_a_game_in_progress(server, tmp_path):
+    shot = tmp_path / "bgai-web.png"
+    r = _chromium(tmp_path, f"{server.url}/?autoplay=1&seed=3&stopafter=9", f"--screenshot={shot}")
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+    # the same state as a DOM: mid-game, your turn to choose among legal plays only
+    r = _chromium(tmp_path, f"{server.url}/?autoplay=1&seed=3&stopafter=9", "--dump-dom")
+    body = re.search(r"<body([^>]*)>", r.stdout).group(1)
+    assert 'data-autoplay-done="stopped"' in body and 'data-phase="move"' in body
+    options = [html.unescape(o) for o in re.findall(r"<option[^>]*>(.*?)</option>", r.stdout)]
+    assert options
+    print(f"screenshot: {shot}")
