@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import select
 import subprocess
 import sys
 
@@ -230,3 +231,51 @@ def test_real_command_line_stdin_and_argv():
         [sys.executable, "-m", "bgai", "moves", START, "77"], capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 2 and proc.stderr.startswith("bgai: error:") and "Traceback" not in proc.stderr
+
+
+def test_batch_longer_than_a_chunk_keeps_order_and_line_numbers(tmp_path, capsys):
+    rolls = [f"{a}{b}" for a in range(1, 7) for b in range(1, 7)]
+    lines = []
+    for i in range(600):
+        lines.append("bad-line 31" if i % 97 == 5 else f"{START} {rolls[i % 36]}")
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(lines) + "\n")
+    code, out, _ = run_cli(capsys, "--batch", str(path))
+    recs = [json.loads(x) for x in out.splitlines()]
+    assert code == 1 and len(recs) == 600
+    by_roll = {}
+    for i, rec in enumerate(recs):
+        if i % 97 == 5:
+            assert rec == {"line": i + 1, "error": rec["error"]} and "bad-line" in rec["error"]
+        else:
+            d1, d2 = (int(c) for c in rolls[i % 36])
+            assert rec["dice"] == [d1, d2]
+            by_roll.setdefault(frozenset((d1, d2)), set()).add(frozenset(p["position_id"] for p in rec["plays"]))
+    # the same roll in either order always gives the same resulting positions, and the right number of them
+    assert all(len(v) == 1 for v in by_roll.values())
+    assert len(next(iter(by_roll[frozenset((3, 1))]))) == 16
+
+
+def test_stdin_batch_answers_each_line_before_the_next_arrives():
+    """A program can drive ``bgai moves --batch -`` line by line (the answer is flushed at once)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bgai", "moves", "--batch", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        proc.stdin.write(f"{START} 31\n")
+        proc.stdin.flush()
+        ready, _, _ = select.select([proc.stdout], [], [], 60)  # stdin still open: only a flushed answer arrives
+        assert ready, "no answer within 60 s while stdin is still open (output buffered?)"
+        first = json.loads(proc.stdout.readline())
+        assert len(first["plays"]) == 16
+        proc.stdin.write(f"{START} 66\n")
+        proc.stdin.close()
+        second = json.loads(proc.stdout.readline())
+        assert second["dice"] == [6, 6]
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()

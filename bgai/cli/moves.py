@@ -67,6 +67,56 @@ def parse_dice(text: str) -> tuple[int, int]:
     return d1, d2
 
 
+def plays_records(requests: list[tuple[str, tuple[int, int]]]) -> list[dict]:
+    """The JSON-ready answers for several (Position ID, dice) requests (layout: see the module docstring).
+
+    The Position IDs of a batch are decoded, and all resulting positions encoded, in one vectorised call each;
+    the plays themselves come from :func:`bgai.movegen.legal_plays` (which also gives the notation).
+
+    Returns:
+        One dict per request, in order: the answer, or ``{"error": message}`` for a request that failed with a
+        bgai error (malformed Position ID, bad dice).
+    """
+    return [{"error": str(r)} if isinstance(r, BgaiError) else r for r in _answers(requests)]
+
+
+def _answers(requests: list[tuple[str, tuple[int, int]]]) -> list[dict | BgaiError]:
+    from bgai.formats.position_id import decode_position_id, decode_position_ids, encode_position_ids
+    from bgai.movegen import legal_plays
+
+    out: list[dict | BgaiError] = [{} for _ in requests]
+    try:
+        boards = list(decode_position_ids([pid for pid, _ in requests]))
+    except BgaiError:  # find the bad ones one by one
+        boards = []
+        for i, (pid, _) in enumerate(requests):
+            try:
+                boards.append(decode_position_id(pid))
+            except BgaiError as exc:
+                boards.append(None)
+                out[i] = exc
+    found = []  # (request index, plays, board)
+    for i, ((pid, dice), board) in enumerate(zip(requests, boards)):
+        if board is None:
+            continue
+        try:
+            found.append((i, legal_plays(board, dice), board))
+        except BgaiError as exc:
+            out[i] = exc
+    afters = [p.afterstate for _, plays, _ in found for p in plays] + [board for _, _, board in found]
+    ids = encode_position_ids(np.stack(afters)) if afters else []
+    k = 0
+    for j, (i, plays, _) in enumerate(found):
+        start_id = ids[len(ids) - len(found) + j]
+        entries = [{"play": p.notation if p.steps else "", "position_id": ids[k + m]} for m, p in enumerate(plays)]
+        k += len(plays)
+        if not entries:  # no legal play: the position is unchanged (the turn passes)
+            entries = [{"play": "", "position_id": start_id}]
+        dice = requests[i][1]
+        out[i] = {"position_id": start_id, "dice": [int(dice[0]), int(dice[1])], "plays": entries}
+    return out
+
+
 def plays_record(position_id: str, dice: tuple[int, int]) -> dict:
     """The JSON-ready answer for one position and roll (see the module docstring for the layout).
 
@@ -74,19 +124,10 @@ def plays_record(position_id: str, dice: tuple[int, int]) -> dict:
         PositionIDError: a malformed Position ID.
         InvalidDiceError: dice outside 1..6.
     """
-    from bgai.formats.position_id import decode_position_id, encode_position_id, encode_position_ids
-    from bgai.movegen import legal_plays
-
-    board = decode_position_id(position_id)
-    plays = legal_plays(board, dice)
-    if plays:
-        ids = encode_position_ids(np.stack([np.asarray(p.afterstate) for p in plays]))
-        entries = [{"play": p.notation if p.steps else "", "position_id": pid} for p, pid in zip(plays, ids)]
-    else:
-        entries = []
-    if not entries:  # no legal play: the position is unchanged
-        entries = [{"play": "", "position_id": encode_position_id(board)}]
-    return {"position_id": encode_position_id(board), "dice": [int(dice[0]), int(dice[1])], "plays": entries}
+    answer = _answers([(position_id, dice)])[0]
+    if isinstance(answer, BgaiError):
+        raise answer
+    return answer
 
 
 def run(args: argparse.Namespace) -> int:
@@ -129,10 +170,10 @@ def _format_table(record: dict) -> str:
 
 def _run_batch(path: str) -> int:
     try:
-        if path == "-":
-            return _process_lines(sys.stdin, sys.stdout)
+        if path == "-":  # answer each line as it comes (a program may be waiting for it)
+            return _process_lines(sys.stdin, sys.stdout, chunk=1)
         with open(path, encoding="utf-8", errors="replace") as fh:
-            return _process_lines(fh, sys.stdout)
+            return _process_lines(fh, sys.stdout, chunk=_CHUNK)
     except OSError as exc:
         if isinstance(exc, BrokenPipeError):
             raise
@@ -140,8 +181,24 @@ def _run_batch(path: str) -> int:
         return 2
 
 
-def _process_lines(lines: Iterable[str], out: TextIO) -> int:
+#: Lines of a batch file answered together (one vectorised decode and encode per chunk).
+_CHUNK = 512
+
+
+def _process_lines(lines: Iterable[str], out: TextIO, *, chunk: int) -> int:
     failed = False
+    pending: list[tuple[int, str, tuple[int, int]]] = []  # (line number, Position ID, dice)
+
+    def flush() -> None:
+        nonlocal failed
+        for (n, _, _), rec in zip(pending, plays_records([(pid, dice) for _, pid, dice in pending])):
+            if "error" in rec:
+                failed = True
+                rec = {"line": n, "error": rec["error"]}
+            out.write(json.dumps(rec) + "\n")
+        pending.clear()
+        out.flush()
+
     for n, line in enumerate(lines, 1):
         text = line.strip()
         if not text:
@@ -150,10 +207,13 @@ def _process_lines(lines: Iterable[str], out: TextIO) -> int:
             parts = text.split(None, 1)
             if len(parts) < 2:
                 raise BgaiError(f"expected 'POSITION_ID DICE', got {text!r}")
-            record = plays_record(parts[0], parse_dice(parts[1]))
+            pending.append((n, parts[0], parse_dice(parts[1])))
         except BgaiError as exc:
+            flush()  # keep the output in input order
             failed = True
-            record = {"line": n, "error": str(exc)}
-        out.write(json.dumps(record) + "\n")
-    out.flush()
+            out.write(json.dumps({"line": n, "error": str(exc)}) + "\n")
+            continue
+        if len(pending) >= chunk:
+            flush()
+    flush()
     return 1 if failed else 0
