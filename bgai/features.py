@@ -154,22 +154,29 @@ def _shot_matrix() -> np.ndarray:
     return m
 
 
-def _roll_distance_masks() -> tuple[np.ndarray, np.ndarray]:
-    """The 21 distinct rolls as 24-bit masks of the distances they reach, and their weights (1 or 2 of 36).
+def _roll_hit_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Which of the 36 rolls reach a set of distances: two ``(4096,)`` int64 tables of 36-bit roll masks.
 
-    A non-double ``(a, b)`` reaches ``a``, ``b``, ``a + b``; a double ``d`` reaches ``d, 2d, 3d, 4d``; bit
-    ``d - 1`` stands for distance ``d``.  Blocks on the way are ignored (an approximation).
+    A non-double ``(a, b)`` reaches distances ``a``, ``b``, ``a + b``; a double ``d`` reaches ``d, 2d, 3d, 4d``
+    (blocks on the way are ignored: an approximation).  Bit ``r`` of an entry is roll ``r`` (``6 (a - 1) +
+    b - 1``); ``low[m]`` covers distance sets ``m`` of 1..12 (bit ``d - 1``), ``high[m]`` of 13..24 (bit
+    ``d - 13``), so the rolls that reach any distance of a 24-bit set ``h`` are ``low[h & 0xFFF] | high[h >> 12]``.
     """
-    masks, weights = [], []
+    reach = np.zeros((36, 24), dtype=bool)
     for a in range(1, 7):
-        for b in range(1, a + 1):
+        for b in range(1, 7):
             dists = {a, b, a + b} if a != b else {a, 2 * a, 3 * a, 4 * a}
-            masks.append(sum(1 << (d - 1) for d in dists))
-            weights.append(1.0 if a == b else 2.0)
-    return np.array(masks, dtype=np.int64), np.array(weights, dtype=np.float32)
+            for d in dists:
+                reach[6 * (a - 1) + b - 1, d - 1] = True
+    masks = np.arange(4096)
+    bits = ((masks[:, None] >> np.arange(12)[None, :]) & 1).astype(bool)  # (4096, 12)
+    roll_bit = np.int64(1) << np.arange(36, dtype=np.int64)
+    low = ((bits[:, None, :] & reach[None, :, :12]).any(axis=2) * roll_bit).sum(axis=1)
+    high = ((bits[:, None, :] & reach[None, :, 12:]).any(axis=2) * roll_bit).sum(axis=1)
+    return low.astype(np.int64), high.astype(np.int64)
 
 
-_ROLL_MASKS, _ROLL_WEIGHTS = _roll_distance_masks()
+_ROLLS_LOW, _ROLLS_HIGH = _roll_hit_tables()
 _PIP_W = np.arange(1, 26, dtype=np.float32)
 _MAX_PRIME = 8  # primes longer than this count as 8
 _SHIFT_D = np.arange(24, dtype=np.int64)  # distance d = shift + 1
@@ -229,8 +236,8 @@ def _side_features(
     hit = np.zeros((n, 32), dtype=np.bool_)
     np.not_equal(blot_bits[:, None] & (src[:, None] << _SHIFT_D[None, :]), 0, out=hit[:, :24])
     hm = _bits(hit)  # bit d - 1: some blot is at distance d from some source
-    rolls_hit = (hm[:, None] & _ROLL_MASKS[None, :]) != 0  # (N, 21)
-    out[:, 8] = (rolls_hit.astype(np.float32) @ _ROLL_WEIGHTS) * np.float32(1.0 / 36.0)
+    rolls = _ROLLS_LOW[hm & 0xFFF] | _ROLLS_HIGH[hm >> 12]  # 36-bit set of the rolls that hit
+    out[:, 8] = np.bitwise_count(rolls) * np.float32(1.0 / 36.0)
     # dance: the opponent's closed home-board points are its columns 0..5
     closed = np.count_nonzero(opp[:, :6] >= 2, axis=1).astype(np.float32)
     out[:, 9] = np.where(me[:, 24] > 0, (closed * np.float32(1.0 / 6.0)) ** 2, 0.0)

@@ -93,11 +93,21 @@ def lambda_returns(values: np.ndarray, lengths: np.ndarray, outcomes: np.ndarray
     flat_col = np.arange(values.shape[0]) - np.repeat(starts, lengths) + np.repeat(col0, lengths)
     grid = np.zeros((g, tmax, 5), dtype=np.float32)
     grid[flat_game, flat_col] = values
+    # Work in one fixed view per game, the last mover's: positions an odd number of plies before the end have
+    # the other side on roll, so swap them; swap is an affine involution, so in the fixed view the recursion is
+    # the plain H_t = (1 - lambda) W_{t+1} + lambda H_{t+1}, H_{T-1} = z, and G_t = H_t swapped back.
+    odd = (tmax - 1 - np.arange(tmax)) % 2 == 1
+    grid[:, odd] = swap_perspective(grid[:, odd])
     ret = np.empty_like(grid)
-    ret[:, tmax - 1] = outcomes
+    h = np.asarray(outcomes, dtype=np.float32).copy()
+    ret[:, tmax - 1] = h
     lam = np.float32(lam)
+    one_minus = np.float32(1.0) - lam
     for t in range(tmax - 2, -1, -1):
-        ret[:, t] = swap_perspective((1.0 - lam) * grid[:, t + 1] + lam * ret[:, t + 1])
+        h *= lam
+        h += one_minus * grid[:, t + 1]
+        ret[:, t] = h
+    ret[:, odd] = swap_perspective(ret[:, odd])
     return ret[flat_game, flat_col]
 
 

@@ -1,0 +1,70 @@
+"""``bgai train --config configs/X.yaml [--out runs/NAME] [--resume] [--set key=value ...]``: self-play training.
+
+Shows a tqdm bar with games/s and the latest evaluation against pubeval; writes tensorboard logs and
+checkpoints into the run folder (:mod:`bgai.train.run`).  ``--resume`` continues ``OUT/last.pt`` exactly, with
+the checkpoint's config (``--set`` may change it, e.g. ``--set games=2000000`` to extend the run).  Ctrl-C stops
+at the end of the current move and writes a loadable checkpoint first (exit status 130).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+
+def register(subparsers) -> None:
+    """Add the ``train`` subcommand."""
+    p = subparsers.add_parser(
+        "train",
+        help="train a value network by TD(lambda) self-play",
+        description="Train a value network by TD(lambda) self-play (see configs/*.yaml for the settings).",
+    )
+    p.add_argument("--config", help="YAML config file (configs/quick.yaml, configs/tdgammon.yaml); not with --resume")
+    p.add_argument("--out", help="run folder (default runs/<config name>-seed<seed>-<date>)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out from its last.pt")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key (repeatable), e.g. --set lr=0.05 --set hidden=[128]",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (for logs)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from bgai.errors import ConfigError
+    from bgai.train.config import load_config, parse_override
+    from bgai.train.run import train
+
+    if args.resume:
+        if not args.out:
+            raise ConfigError("--resume needs --out RUN_FOLDER")
+        if args.config:
+            raise ConfigError("--resume takes the config stored in the checkpoint; change it with --set key=value")
+        overrides = dict(parse_override(t) for t in args.overrides)
+        config, out = None, args.out
+    else:
+        if not args.config:
+            raise ConfigError("--config is required (e.g. configs/quick.yaml)")
+        config = load_config(args.config, args.overrides)
+        overrides = None
+        name = os.path.splitext(os.path.basename(args.config))[0]
+        out = args.out or os.path.join("runs", f"{name}-seed{config.seed}-{time.strftime('%Y%m%d-%H%M%S')}")
+    print(f"bgai train: run folder {out}", file=sys.stderr)
+    res = train(config, out, resume=args.resume, overrides=overrides, progress=not args.no_progress)
+    for e in res.evals[-1:]:
+        print(
+            f"after {e['games_trained']} games: {e['ppg']:+.3f} +- {e['ci95']:.3f} ppg against pubeval "
+            f"({e['games']} duplicate-dice games)"
+        )
+    if res.interrupted:
+        print(f"bgai train: interrupted after {res.games} games; checkpoint saved to {res.last_path} "
+              f"(continue with: bgai train --out {out} --resume)", file=sys.stderr)
+        return 130
+    print(f"bgai train: {res.games} games in {res.seconds:.0f} s; checkpoints {res.last_path}"
+          + (f", best {res.best_path}" if res.best_path else ""), file=sys.stderr)
+    return 0

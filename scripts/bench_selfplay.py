@@ -1,0 +1,131 @@
+#!/usr/bin/env python
+"""Benchmark: self-play training speed and network evaluation speed, beside GNU Backgammon in the same run.
+
+Prints, for the given config (default: the shipped one, configs/tdgammon.yaml):
+
+1. self-play **training** games per second: the real trainer (move generation, encoding, 0-ply choice of every
+   move of ``parallel_games`` games, TD(lambda) updates), after a warm-up, for ``--seconds`` seconds, with
+   ``torch.set_num_threads(--threads)``; also with an 80-hidden net when the config's differs (the issue's
+   reference figure);
+2. network evaluations per second: bgai's encoder + network on a batch of positions from self-play, and
+   ``gnubg_nn.probabilities(board, 0)`` (GNU Backgammon's 0-ply evaluator, one call per position, as its Python
+   API offers) on the same positions, and the ratio.
+
+Usage: ``python scripts/bench_selfplay.py [--config configs/tdgammon.yaml] [--seconds 20] [--threads 1]
+[--profile]`` (``--profile`` prints where the trainer's time goes, by cProfile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def selfplay_rate(cfg, seconds: float, warmup_steps: int = 100) -> tuple[float, float, float]:
+    """(games/s, positions trained/s, afterstates evaluated/s) of the trainer on ``cfg``."""
+    from bgai.train.td import SelfPlayTrainer
+
+    tr = SelfPlayTrainer(cfg)
+    for _ in range(warmup_steps):
+        tr.step()
+    g0, p0 = tr.games, tr.positions_trained
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        tr.step()
+    dt = time.perf_counter() - t0
+    return (tr.games - g0) / dt, (tr.positions_trained - p0) / dt, 0.0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", default=os.path.join(ROOT, "configs", "tdgammon.yaml"))
+    ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--positions", type=int, default=20000)
+    ap.add_argument("--profile", action="store_true")
+    args = ap.parse_args(argv)
+
+    from bgai.features import get_encoder
+    from bgai.nets import FastForward, NetSpec, ValueNet
+    from bgai.train.config import load_config
+    from bgai.train.td import SelfPlayTrainer
+
+    torch.set_num_threads(args.threads)
+    cfg = load_config(args.config)
+    print(f"config {os.path.relpath(args.config, ROOT)}: encoding {cfg.encoding}, hidden {cfg.hidden}, "
+          f"parallel_games {cfg.parallel_games}, torch threads {args.threads}, cpus {os.cpu_count()}")
+
+    # 1. self-play training speed
+    cfgs = [cfg]
+    if cfg.hidden != [80]:
+        cfgs.append(load_config(args.config, ["hidden=[80]"]))
+    for c in cfgs:
+        gps, pps, _ = selfplay_rate(c, args.seconds)
+        print(f"self-play training, hidden {c.hidden}: {gps:8.1f} games/s  ({pps:,.0f} positions trained/s, "
+              f"TD updates included)")
+
+    if args.profile:
+        import cProfile
+        import pstats
+
+        tr = SelfPlayTrainer(cfg)
+        for _ in range(100):
+            tr.step()
+        pr = cProfile.Profile()
+        pr.enable()
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < args.seconds:
+            tr.step()
+        pr.disable()
+        pstats.Stats(pr).sort_stats("tottime").print_stats(15)
+
+    # 2. network evaluations per second, beside gnubg 0-ply on the same positions
+    tr = SelfPlayTrainer(cfg)
+    boards = []
+    while sum(len(b) for b in boards) < args.positions:
+        tr.step()
+        boards.append(tr.boards.copy())
+    boards = np.concatenate(boards)[: args.positions]
+    enc = get_encoder(cfg.encoding)
+    net = ValueNet(NetSpec(enc.size, tuple(cfg.hidden), cfg.activation))
+    ff = FastForward(net)
+    ff(enc(boards[:1000]))
+    t0 = time.perf_counter()
+    reps = 0
+    while time.perf_counter() - t0 < min(args.seconds, 10.0):
+        ff(enc(boards))
+        reps += 1
+    bgai_rate = reps * len(boards) / (time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    x = enc(boards)
+    t_enc = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ff(x)
+    t_net = time.perf_counter() - t0
+    print(f"bgai encoder+net ({cfg.encoding}, hidden {cfg.hidden}), batch {len(boards)}: {bgai_rate:12,.0f} evals/s "
+          f"(encoder {t_enc / len(boards) * 1e6:.2f} us, net {t_net / len(boards) * 1e6:.2f} us per position)")
+    try:
+        import gnubg_nn
+    except ImportError:
+        print("gnubg_nn not installed: no reference figure")
+        return 0
+    gb = [[list(map(int, b[1])), list(map(int, b[0]))] for b in boards]  # gnubg: [opponent, side on roll]
+    n = min(len(gb), 5000)
+    t0 = time.perf_counter()
+    for b in gb[:n]:
+        gnubg_nn.probabilities(b, 0)
+    gnubg_rate = n / (time.perf_counter() - t0)
+    print(f"gnubg_nn.probabilities(board, 0), one call per position:   {gnubg_rate:12,.0f} evals/s")
+    print(f"ratio bgai / gnubg: {bgai_rate / gnubg_rate:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

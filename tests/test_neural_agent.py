@@ -1,0 +1,142 @@
+"""The neural agent: loading checkpoints, legal plays at 0/1/2-ply, n-ply arithmetic, finished positions."""
+
+import numpy as np
+import pytest
+import torch
+
+from bgai.agents.neural import ROLL_WEIGHTS, ROLLS, NeuralAgent, _prune, finished_probabilities, group_argmax
+from bgai.agents.base import best_per_input
+from bgai.board import flip, starting_board
+from bgai.equity import cubeless_equity, swap_perspective
+from bgai.errors import AgentSpecError, CheckpointError
+from bgai.features import get_encoder
+from bgai.movegen import afterstates
+from bgai.nets import NetSpec, ValueNet
+from bgai.train.checkpoint import build_checkpoint, save_checkpoint
+
+
+@pytest.fixture(scope="module")
+def ckpt_path(tmp_path_factory):
+    enc = get_encoder("tesauro198")
+    net = ValueNet(NetSpec(enc.size, (12,), "sigmoid"), generator=torch.Generator().manual_seed(9))
+    path = tmp_path_factory.mktemp("ck") / "model.pt"
+    save_checkpoint(build_checkpoint(net, enc, {"encoding": "tesauro198"}, 0, []), path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def positions():
+    """Positions from a few random games (bgai's own move generator)."""
+    rng = np.random.default_rng(3)
+    b = np.broadcast_to(starting_board(), (16, 2, 25)).copy()
+    out = []
+    for _ in range(40):
+        d = rng.integers(1, 7, size=(16, 2))
+        after, src = afterstates(b, d)
+        pick = np.array([rng.choice(np.flatnonzero(src == i)) for i in range(16)])
+        nxt = flip(after[pick])
+        live = nxt[:, 0].sum(axis=1) > 0
+        b = np.where(live[:, None, None] & (nxt[:, 1].sum(axis=1) > 0)[:, None, None], nxt, starting_board())
+        out.append(b.copy())
+    return np.concatenate(out)
+
+
+def legal(board, dice, chosen):
+    after, _ = afterstates(board[None], np.asarray(dice)[None])
+    return any(np.array_equal(a, chosen) for a in after)
+
+
+@pytest.mark.parametrize("ply", [0, 1, 2])
+def test_loaded_agent_plays_legal_moves(ckpt_path, positions, ply):
+    agent = NeuralAgent.load(ckpt_path, ply=ply)
+    rng = np.random.default_rng(ply)
+    idx = rng.choice(len(positions), 6 if ply == 2 else 24, replace=False)
+    boards = positions[idx]
+    dice = rng.integers(1, 7, size=(len(idx), 2))
+    chosen = agent.choose(boards, dice, rng)
+    for b, d, c in zip(boards, dice, chosen):
+        assert legal(b, d, c)
+
+
+def test_zero_ply_choice_is_best_equity(ckpt_path, positions):
+    agent = NeuralAgent.load(ckpt_path, ply=0)
+    rng = np.random.default_rng(1)
+    boards = positions[:40]
+    dice = rng.integers(1, 7, size=(40, 2))
+    after, src = afterstates(boards, dice)
+    eq = agent.evaluate_afterstates(after)
+    np.testing.assert_array_equal(agent.choose(boards, dice, rng), after[best_per_input(eq, src, 40)])
+
+
+def test_one_ply_is_average_over_rolls_of_best_reply(ckpt_path, positions):
+    a0 = NeuralAgent.load(ckpt_path, ply=0)
+    a1 = NeuralAgent.load(ckpt_path, ply=1)
+    board = positions[50]
+    want = np.zeros(5)
+    for (d1, d2), w in zip(ROLLS, ROLL_WEIGHTS):
+        after, _ = afterstates(board[None], np.array([[d1, d2]]))
+        eq = a0.evaluate_afterstates(after)
+        best = after[int(np.argmax(eq))]
+        want += w * a0.afterstate_probabilities(best[None])[0]
+    np.testing.assert_allclose(a1.probabilities(board[None])[0], want, atol=1e-9)
+    assert ROLL_WEIGHTS.sum() == pytest.approx(1.0)
+
+
+def test_two_ply_recurses_on_one_ply(ckpt_path, positions):
+    a1 = NeuralAgent.load(ckpt_path, ply=1)
+    a2 = NeuralAgent.load(ckpt_path, ply=2)
+    board = positions[60]
+    want = np.zeros(5)
+    for (d1, d2), w in zip(ROLLS, ROLL_WEIGHTS):
+        after, _ = afterstates(board[None], np.array([[d1, d2]]))
+        eq0 = NeuralAgent.load(ckpt_path, ply=0).evaluate_afterstates(after)
+        best = after[int(np.argmax(eq0))]
+        want += w * a1.afterstate_probabilities(best[None])[0]
+    np.testing.assert_allclose(a2.probabilities(board[None])[0], want, atol=1e-9)
+
+
+def test_finished_positions_are_exact(ckpt_path):
+    agent = NeuralAgent.load(ckpt_path, ply=0)
+    b = np.zeros((2, 2, 25), dtype=np.int8)
+    b[0, 0, 0] = 15  # side on roll, nothing off: opponent (row 1) has borne off all -> gammon loss
+    b[1, 0, 23] = 1  # one checker in the opponent's home board -> backgammon loss
+    b[1, 0, 0] = 14
+    over, exact = finished_probabilities(b)
+    assert over.all()
+    np.testing.assert_array_equal(exact, [[0, 0, 0, 1, 0], [0, 0, 0, 1, 1]])
+    np.testing.assert_array_equal(agent.probabilities(b), exact)
+    for ply in (1, 2):
+        np.testing.assert_array_equal(NeuralAgent.load(ckpt_path, ply=ply).probabilities(b), exact)
+
+
+def test_group_argmax_and_prune():
+    rng = np.random.default_rng(0)
+    src = np.sort(rng.integers(0, 30, 400))
+    src = np.concatenate([np.arange(30), src])
+    src.sort()
+    scores = rng.integers(0, 5, src.size).astype(float)  # many ties
+    np.testing.assert_array_equal(group_argmax(scores, src, 30), best_per_input(scores, src, 30))
+    keep = _prune(scores, src, 30, keep=3, margin=1.5)
+    for g in range(30):
+        k = keep[src[keep] == g]
+        assert 1 <= len(k) <= 3
+        assert scores[k].min() >= scores[src == g].max() - 1.5
+        assert scores[group_argmax(scores, src, 30)[g]] in scores[k]
+
+
+def test_bad_specs(tmp_path, ckpt_path):
+    with pytest.raises(AgentSpecError):
+        NeuralAgent.load(ckpt_path, ply=3)
+    with pytest.raises(CheckpointError):
+        NeuralAgent.load(tmp_path / "missing.pt")
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"\x00" * 100)
+    with pytest.raises(CheckpointError):
+        NeuralAgent.load(junk)
+
+
+def test_registry_builds_checkpoint_agents(ckpt_path):
+    from bgai.agents.registry import make_agent
+
+    a = make_agent(f"{ckpt_path}:ply=1")
+    assert isinstance(a, NeuralAgent) and a.ply == 1
