@@ -33,12 +33,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "moves",
         help="list the legal plays of a position",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
-            "List the legal plays of a position (GNU Backgammon Position ID, from the view of the side on roll) "
-            "with a roll, in standard notation, each with the Position ID of the resulting position from the "
-            "mover's view (sides not swapped)."
+            "List the legal plays of a position (GNU Backgammon Position ID, from the view of the side on\n"
+            "roll) with a roll, in standard notation, each with the Position ID of the resulting position\n"
+            "from the mover's view (sides not swapped)."
         ),
-        epilog="examples:  bgai moves 4HPwATDgc/ABMA 31      bgai moves --batch positions.txt > plays.jsonl",
+        epilog=(
+            "examples:\n"
+            "  bgai moves 4HPwATDgc/ABMA 31\n"
+            "  bgai moves 4HPwATDgc/ABMA 3-1 --json\n"
+            "  bgai moves --batch positions.txt > plays.jsonl   (lines 'POSITION_ID DICE')"
+        ),
     )
     p.add_argument("position_id", nargs="?", metavar="POSITION_ID", help="GNU Backgammon Position ID (14 characters)")
     p.add_argument("dice", nargs="?", metavar="DICE", help="the roll: 31, 3-1 or 3,1")
