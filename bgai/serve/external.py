@@ -293,22 +293,15 @@ class ExternalSession:
 
 
 def format_plain(steps) -> str:
-    """A play in GNU Backgammon's plain step format (``FormatMovePlain``), e.g. ``'24/22 13/8 '``.
-
-    Single-die steps ``from/to`` from the mover's view, bar 25, off 0, ``*`` after a step that hits, and a space
-    after every step but the fourth (so two-step plays end in a space, as gnubg writes them).  Uses
-    :func:`bgai.formats.notation.format_play_plain` when available.
+    """A play in GNU Backgammon's plain step format (``FormatMovePlain``), e.g. ``'24/22 13/8 '``, without the line
+    end: :func:`bgai.formats.notation.format_play_plain` (bar 25, off 0, ``*`` after a hit, a space after each of
+    the first three steps).
 
     Args:
         steps: ``((from, to, hit), ...)`` as in :attr:`bgai.movegen.Play.steps`.
     """
-    try:
-        from bgai.formats.notation import format_play_plain
-    except ImportError:
-        out = []
-        for i, (f, t, h) in enumerate(steps):
-            out.append(f"{int(f)}/{int(t)}{'*' if h else ''}{' ' if i < 3 else ''}")
-        return "".join(out)
+    from bgai.formats.notation import format_play_plain
+
     return format_play_plain(steps).rstrip("\n")
 
 

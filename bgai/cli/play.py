@@ -1,0 +1,41 @@
+"""``bgai play [--agent SPEC] [--match N] [--seed S]``: play against the bot in the terminal (:mod:`bgai.tui`)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``play`` subcommand to bgai's argument parser."""
+    p = subparsers.add_parser(
+        "play",
+        help="play against the bot in the terminal",
+        description=(
+            "Play a money session (default; Jacoby rule) or a match against the bot, with the cube.  Type plays in "
+            "standard notation (13/8 13/11, bar/22*, 6/off, 8/2(2)); 'hint' shows the bot's choice, 'double', "
+            "'take', 'drop' handle the cube, 'board', 'score', 'help', 'quit'."
+        ),
+        epilog="example:  bgai play --agent pubeval --match 5",
+    )
+    p.add_argument(
+        "--agent",
+        default="default",
+        metavar="SPEC",
+        help="the opponent: 'default' (the shipped model if present, else pubeval), random, pubeval, racer, "
+        "blocker, gnubg, or a checkpoint path such as model.pt[:ply=1]",
+    )
+    p.add_argument("--match", type=int, default=0, metavar="N", help="play a match to N points (default: money session)")
+    p.add_argument("--seed", type=int, default=None, help="seed for the dice (default: random)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``bgai play``."""
+    from bgai.errors import BgaiError
+    from bgai.serve.bot import default_agent_spec
+    from bgai.tui import play_in_terminal
+
+    if args.match < 0:
+        raise BgaiError(f"--match must be a positive number of points (or 0 for money), got {args.match}")
+    spec = default_agent_spec() if args.agent == "default" else args.agent
+    return play_in_terminal(spec, match_length=args.match, seed=args.seed)

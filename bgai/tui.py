@@ -1,0 +1,412 @@
+"""Play against the bot in a terminal: board drawing, plays typed in standard notation, hints, cube, score.
+
+:class:`TerminalGame` runs a money session (games until you stop; Jacoby rule) or a match to ``N`` points
+(Crawford rule), with the cube, between you (player 0, ``X``, moving from 24 down to 1 on the bottom of the
+drawing) and a :class:`~bgai.serve.bot.Bot` (player 1, ``O``).  Rules and scoring come from :mod:`bgai.match`,
+plays from :mod:`bgai.movegen`, notation from :mod:`bgai.formats.notation`, the bot's cube decisions from
+:mod:`bgai.cube` (agents without probabilities: never double, always take).
+
+Commands (any prefix that is unambiguous, case-insensitive):
+
+* before your roll, when you may double: ``roll`` (or an empty line), ``double``, ``hint`` (the bot's cube
+  advice for you); when you may not double, the dice are rolled for you;
+* after your roll: a play such as ``13/8 13/11``, ``bar/22*``, ``6/off``, ``8/2(2)``; ``hint`` (the bot's
+  three best plays for you), ``moves`` (all legal plays);
+* when doubled: ``take`` or ``drop`` (``pass``), ``hint``;
+* at any prompt: ``board``, ``score``, ``help``, ``quit``.
+
+An illegal, ambiguous or unreadable play gets a message saying why and the prompt again.  Every position is
+shown with its GNU Backgammon Position ID (and Match ID), so it can be pasted into other programs.
+All dice come from one ``np.random.Generator`` seeded by the caller.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable
+
+import numpy as np
+
+from bgai.board import flip, is_game_over, render, result_kind, starting_board
+from bgai.errors import AmbiguousMoveError, BgaiError, IllegalMoveError, NotationError
+from bgai.serve.bot import Bot
+
+__all__ = ["TerminalGame", "Quit"]
+
+HUMAN, BOT = 0, 1
+KINDS = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
+
+
+class Quit(Exception):
+    """The player typed ``quit`` (or the input ended)."""
+
+
+class TerminalGame:
+    """An interactive money session or match in a terminal.
+
+    Args:
+        bot: the opponent.
+        match_length: 0 for a money session, else points to win.
+        rng: the dice.
+        ask: reads one answer given a prompt (default :func:`input`; EOF ends the session).
+        say: prints one block of text (default :func:`print` to stdout, flushed).
+    """
+
+    def __init__(
+        self,
+        bot: Bot,
+        *,
+        match_length: int = 0,
+        rng: np.random.Generator,
+        ask: Callable[[str], str] | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> None:
+        from bgai.match import Match, MatchRules
+
+        self.bot = bot
+        rules = MatchRules.match(match_length) if match_length else MatchRules.money(jacoby=True)
+        self.match = Match(rules=rules)
+        self.rng = rng
+        self._ask = ask or input
+        self._say = say or (lambda s: print(s, flush=True))
+        self.board = starting_board()  # from your view: row 0 = you
+        self.dice: tuple[int, int] | None = None
+        self.turn = HUMAN
+
+    # ------------------------------------------------------------------------------------------------- I/O
+    def say(self, text: str) -> None:
+        self._say(text)
+
+    def ask(self, prompt: str) -> str:
+        try:
+            return self._ask(prompt)
+        except EOFError:
+            raise Quit from None
+
+    def roll(self) -> tuple[int, int]:
+        d = self.rng.integers(1, 7, size=2)
+        return int(max(d)), int(min(d))  # written higher die first
+
+    # ------------------------------------------------------------------------------------------- drawing
+    def _ids(self) -> str:
+        from bgai.formats.match_id import encode_match_id
+        from bgai.formats.position_id import encode_position_id
+
+        mover_board = self.board if self.turn == HUMAN else flip(self.board)
+        dice = self.dice or (0, 0)
+        try:
+            mid = encode_match_id(self.match.to_match_state(self.turn, dice=dice))
+        except BgaiError:  # pragma: no cover - the match is always in a valid state here
+            mid = "?"
+        return f"Position ID: {encode_position_id(mover_board)}  Match ID: {mid}"
+
+    def _cube_text(self) -> str:
+        m = self.match
+        if m.crawford:
+            return "cube: Crawford game, no doubling"
+        owner = {-1: "centred", HUMAN: "yours", BOT: "bgai's"}[m.cube_owner]
+        return f"cube: {m.cube_value} ({owner})"
+
+    def score_text(self) -> str:
+        m = self.match
+        if m.rules.is_money:
+            return f"Score: you {m.score[0]}, bgai {m.score[1]} (money session, {m.games} game{'s' if m.games != 1 else ''} played)"
+        return f"Score: you {m.score[0]}, bgai {m.score[1]} (match to {m.rules.length})"
+
+    def show(self) -> None:
+        """Draw the board from your view, with the cube, score, dice and the position's IDs."""
+        text = render(self.board, me="X", opponent="O")
+        lines = [text, f"You are X (moving 24 -> 1 on the bottom), bgai is O.  {self._cube_text()}.  {self.score_text()}."]
+        if self.dice:
+            who = "Your" if self.turn == HUMAN else "bgai's"
+            lines.append(f"{who} roll: {self.dice[0]}-{self.dice[1]}.")
+        lines.append(self._ids())
+        self.say("\n".join(lines))
+
+    # ------------------------------------------------------------------------------------------ the game
+    def run(self) -> int:
+        """Play until the match ends, or until you stop (money: after each game you are asked).  Returns 0."""
+        m = self.match
+        kind = "a money session (Jacoby rule)" if m.rules.is_money else f"a {m.rules.length}-point match (Crawford rule)"
+        self.say(
+            f"bgai play: you (X) against {self.bot.spec} (O), {kind}, with the cube.\n"
+            "Type a play such as 13/8 13/11, or 'hint', 'double', 'board', 'score', 'help', 'quit'."
+        )
+        try:
+            while True:
+                self.play_game()
+                self.say(self.score_text())
+                if self.match.is_over:
+                    won = self.match.winner == HUMAN
+                    self.say("You win the match!" if won else "bgai wins the match.")
+                    return 0
+                if self.match.rules.is_money and not self._yes("Another game? (y/n) "):
+                    return 0
+        except Quit:
+            self.say("Bye.  " + self.score_text())
+            return 0
+
+    def _yes(self, prompt: str) -> bool:
+        while True:
+            a = self.ask(prompt).strip().lower()
+            if a in ("y", "yes", ""):
+                return True
+            if a in ("n", "no", "q", "quit"):
+                return False
+            self.say("Please answer y or n.")
+
+    def play_game(self) -> None:
+        """One game, from the opening roll to its end (a finished game or a dropped double)."""
+        self.board = starting_board()
+        self.dice = None
+        while True:
+            a, b = self.roll()
+            if a != b:
+                break
+            self.say(f"Opening roll: you {a}, bgai {b}: equal, rolling again.")
+        self.turn = HUMAN if a > b else BOT
+        self.say(
+            f"\nGame {self.match.games + 1}.  Opening roll: you {a}, bgai {b}: "
+            + ("you play first." if self.turn == HUMAN else "bgai plays first.")
+        )
+        dice: tuple[int, int] | None = (a, b) if a > b else (b, a)
+        while True:
+            if self.turn == HUMAN:
+                outcome = self._human_turn(dice)
+            else:
+                outcome = self._bot_turn(dice)
+            dice = None
+            if outcome is not None:
+                return
+            self.turn = BOT if self.turn == HUMAN else HUMAN
+
+    def _end(self, winner: int, kind: int | None) -> str:
+        """End the game (``kind`` None: a dropped double); report and return the message."""
+        if kind is None:
+            self.match, out = self.match.pass_double()
+            text = f"{'You' if winner == HUMAN else 'bgai'} win{'' if winner == HUMAN else 's'} {out.points} point{'s' if out.points != 1 else ''} (double dropped)."
+        else:
+            self.match, out = self.match.end_game(winner, kind)
+            text = (
+                f"{'You win' if winner == HUMAN else 'bgai wins'} {KINDS[kind]}: "
+                f"{out.points} point{'s' if out.points != 1 else ''}."
+            )
+        self.dice = None
+        self.say(text)
+        return text
+
+    # ------------------------------------------------------------------------------------------- your turn
+    def _human_turn(self, dice: tuple[int, int] | None) -> str | None:
+        if dice is None and self.match.can_double(HUMAN):
+            self.dice = None
+            self.show()
+            while True:
+                can = self.match.can_double(HUMAN)
+                prompt = "roll or double> " if can else "roll> "
+                cmd = self.ask(prompt).strip().lower()
+                if cmd in ("", "r", "ro", "rol", "roll"):
+                    break
+                if "double".startswith(cmd) and len(cmd) >= 1 and cmd[0] == "d":
+                    if not can:
+                        self.say(f"You cannot double now ({self._why_no_double(HUMAN)}).")
+                        continue
+                    res = self._human_doubles()
+                    if res is not None:
+                        return res
+                    break
+                if self._common(cmd):
+                    continue
+                if cmd.startswith("h"):
+                    self._cube_hint(HUMAN)
+                    continue
+                self.say(f"Unknown command {cmd!r}: type 'roll', 'double', 'hint', 'board', 'score' or 'quit'.")
+        if dice is None:  # rolled, or rolled for you when you cannot double (as GNU Backgammon does)
+            dice = self.roll()
+        self.dice = dice
+        plays = self.bot.legal_plays(self.board, dice)
+        self.show()
+        if not plays:
+            self.say(f"You rolled {dice[0]}-{dice[1]}: no legal play.")
+            return None
+        from bgai.formats.notation import parse_play
+
+        while True:
+            text = self.ask(f"your play ({dice[0]}-{dice[1]})> ").strip()
+            low = text.lower()
+            if not text:
+                continue
+            if low in ("hint", "h"):
+                self._play_hint(dice)
+                continue
+            if low in ("moves", "m", "plays"):
+                self.say("Legal plays: " + ", ".join(sorted(p.notation for p in plays)))
+                continue
+            if self._common(low):
+                continue
+            try:
+                play = parse_play(text, self.board, dice)
+            except AmbiguousMoveError as exc:
+                self.say(f"Ambiguous play: {exc}.  Write the route, e.g. with intermediate points (24/18/13).")
+                continue
+            except IllegalMoveError as exc:
+                self.say(f"Illegal play: {exc}.  Type 'moves' to list the legal plays.")
+                continue
+            except NotationError as exc:
+                self.say(
+                    f"Cannot read {text!r}: {exc}.  Write plays like 13/8 13/11, bar/22*, 6/off, 8/2(2); "
+                    "or 'hint', 'moves', 'board', 'quit'."
+                )
+                continue
+            break
+        self.board = np.array(play.afterstate)
+        self.dice = None
+        self.say(f"You play {play.notation}.")
+        if is_game_over(self.board)[0]:
+            _, kind = result_kind(self.board)
+            self.show()
+            return self._end(HUMAN, int(kind[0]))
+        return None
+
+    def _common(self, cmd: str) -> bool:
+        if cmd in ("quit", "q", "exit"):
+            raise Quit
+        if cmd in ("board", "b"):
+            self.show()
+            return True
+        if cmd in ("score", "s"):
+            self.say(self.score_text())
+            return True
+        if cmd in ("help", "?"):
+            self.say(__doc__.split("Commands", 1)[1].split("An illegal", 1)[0].strip(" :\n"))
+            return True
+        return False
+
+    def _why_no_double(self, player: int) -> str:
+        m = self.match
+        if m.crawford:
+            return "no doubling in the Crawford game"
+        if m.cube_owner not in (-1, player):
+            return "bgai owns the cube" if player == HUMAN else "you own the cube"
+        return "the cube is not available"
+
+    def _human_doubles(self) -> str | None:
+        m = self.match
+        cs = m.cube_state(BOT)
+        self.match = m.offer_double(HUMAN)
+        adv = self.bot.cube_advice(
+            flip(self.board), doubled=True, cube_value=cs.cube_value, cube_owner=cs.owner,
+            match_length=cs.match_length, score=cs.score, crawford=cs.crawford, jacoby=cs.jacoby,
+        )
+        if adv.take:
+            self.match = self.match.take()
+            self.say(f"You double.  bgai takes: the cube is on {self.match.cube_value}, owned by bgai.")
+            return None
+        self.say("You double.  bgai drops.")
+        return self._end(HUMAN, None)
+
+    def _cube_hint(self, player: int) -> None:
+        cs = self.match.cube_state(player)
+        board = self.board if player == HUMAN else flip(self.board)
+        adv = self.bot.cube_advice(
+            board, cube_value=cs.cube_value, cube_owner=cs.owner, match_length=cs.match_length, score=cs.score,
+            crawford=cs.crawford, jacoby=cs.jacoby,
+        )
+        if not self.bot.has_probabilities:
+            self.say(f"{self.bot.spec} has no evaluation of cube decisions (its policy: never double, always take).")
+            return
+        eq = adv.equities
+        self.say(
+            f"bgai's advice: {eq.get('action', 'double' if adv.double else 'no double')}.  Cubeful equity: no double "
+            f"{eq['no_double']:+.3f}, double/take {eq['double_take']:+.3f}, double/pass {eq['double_pass']:+.3f}; "
+            f"cubeless {eq['cubeless']:+.3f}."
+        )
+
+    def _play_hint(self, dice: tuple[int, int]) -> None:
+        ranked = self.bot.rank_plays(self.board, dice, self.rng)
+        rows = []
+        for i, rp in enumerate(ranked[:3]):
+            if rp.equity is not None:
+                p = rp.probabilities
+                rows.append(
+                    f"  {i + 1}. {rp.play.notation:24s} equity {rp.equity:+.3f}  (win {100 * p[0]:.1f}%, "
+                    f"gammon {100 * p[1]:.1f}%, lose gammon {100 * p[3]:.1f}%)"
+                )
+            elif rp.score is not None:
+                rows.append(f"  {i + 1}. {rp.play.notation:24s} score {rp.score:+.3f}")
+            else:
+                rows.append(f"  {i + 1}. {rp.play.notation}")
+        self.say(f"bgai ({self.bot.spec}) would play:\n" + "\n".join(rows))
+
+    # ---------------------------------------------------------------------------------------------- bot turn
+    def _bot_turn(self, dice: tuple[int, int] | None) -> str | None:
+        bot_board = flip(self.board)
+        if dice is None:
+            m = self.match
+            if m.can_double(BOT):
+                cs = m.cube_state(BOT)
+                adv = self.bot.cube_advice(
+                    bot_board, cube_value=cs.cube_value, cube_owner=cs.owner, match_length=cs.match_length,
+                    score=cs.score, crawford=cs.crawford, jacoby=cs.jacoby,
+                )
+                if adv.double:
+                    res = self._bot_doubles()
+                    if res is not None:
+                        return res
+            dice = self.roll()
+        self.dice = dice
+        play = self.bot.choose_play(bot_board, dice, self.rng)
+        if play is None:
+            self.say(f"bgai rolls {dice[0]}-{dice[1]}: no legal play.")
+            self.dice = None
+            return None
+        self.board = flip(np.array(play.afterstate))
+        self.dice = None
+        self.say(f"bgai rolls {dice[0]}-{dice[1]} and plays {play.notation}.")
+        after = np.array(play.afterstate)
+        if is_game_over(after)[0]:
+            _, kind = result_kind(after)
+            self.show()
+            return self._end(BOT, int(kind[0]))
+        return None
+
+    def _bot_doubles(self) -> str | None:
+        self.match = self.match.offer_double(BOT)
+        self.show()
+        self.say(f"bgai doubles to {2 * self.match.cube_value}.")
+        while True:
+            cmd = self.ask("take or drop> ").strip().lower()
+            if cmd in ("t", "ta", "tak", "take", "a", "accept"):
+                self.match = self.match.take()
+                self.say(f"You take: the cube is on {self.match.cube_value}, yours.")
+                return None
+            if cmd in ("d", "dr", "dro", "drop", "p", "pass", "reject"):
+                return self._end(BOT, None)
+            if cmd in ("h", "hint"):
+                self._take_hint()
+                continue
+            if self._common(cmd):
+                continue
+            self.say("Answer 'take' or 'drop' (or 'hint', 'board', 'quit').")
+
+    def _take_hint(self) -> None:
+        cs = self.match.cube_state(HUMAN)  # the cube before the double, from your (the taker's) view
+        adv = self.bot.cube_advice(
+            self.board, doubled=True, cube_value=cs.cube_value, cube_owner=cs.owner, match_length=cs.match_length,
+            score=cs.score, crawford=cs.crawford, jacoby=cs.jacoby,
+        )
+        if not self.bot.has_probabilities:
+            self.say(f"{self.bot.spec} has no evaluation of cube decisions.")
+            return
+        self.say(f"bgai's advice: {'take' if adv.take else 'drop'} ({adv.equities.get('action', '')}).")
+
+
+def play_in_terminal(spec: str, *, match_length: int = 0, seed: int | None = None) -> int:
+    """Run :class:`TerminalGame` on stdin/stdout with the agent ``spec``; returns the exit status."""
+    bot = Bot.from_spec(spec)
+    rng = np.random.default_rng(seed)
+    game = TerminalGame(bot, match_length=match_length, rng=rng, say=lambda s: print(s, flush=True))
+    try:
+        return game.run()
+    except KeyboardInterrupt:
+        print("\nBye.", file=sys.stderr)
+        return 130
