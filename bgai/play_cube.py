@@ -419,7 +419,8 @@ class CubeReport:
         A, B = self.agent_a, self.agent_b
         if self.mode == "money":
             rules = f"Jacoby {'on' if self.jacoby else 'off'}, cube limit {self.cube_limit or 'none'}"
-            head = f"{A} vs {B}: {self.units} cubeful money games ({rules}; {'duplicate' if self.duplicate else 'plain'} dice), seed {self.seed}"
+            dice = "duplicate" if self.duplicate else "plain"
+            head = f"{A} vs {B}: {self.units} cubeful money games ({rules}; {dice} dice), seed {self.seed}"
             main = (f"  ppg for {A}: {self.ppg:+.3f} +- {self.ppg_ci95:.3f} "
                     f"(95% CI {self.ppg - self.ppg_ci95:+.3f} .. {self.ppg + self.ppg_ci95:+.3f})")
         else:

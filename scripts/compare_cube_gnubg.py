@@ -247,7 +247,8 @@ def print_report(rep: dict) -> None:
             print(f"  {name}:")
             print(f"    proper action agrees {100 * s['action_agreement']:.1f}%   double/no double "
                   f"{100 * s['double_agreement']:.1f}%   take/pass {100 * s['take_agreement']:.1f}%")
-            print(f"    mean |diff| ND {nd:.5f}  DT {dt:.5f}  DP {dp:.5f}   (max {max(s['max_abs_diff_nd_dt_dp']):.5f})")
+            worst = max(s["max_abs_diff_nd_dt_dp"])
+            print(f"    mean |diff| ND {nd:.5f}  DT {dt:.5f}  DP {dp:.5f}   (max {worst:.5f})")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,7 +26,7 @@ def _load_script():
 
 cmp = _load_script()
 pytestmark = [
-    pytest.mark.skipif(cmp.find_gnubg() is None, reason="GNU Backgammon (gnubg) is not installed: apt-get install gnubg"),
+    pytest.mark.skipif(cmp.find_gnubg() is None, reason="GNU Backgammon (gnubg) not installed: apt-get install gnubg"),
 ]
 
 
