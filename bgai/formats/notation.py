@@ -235,50 +235,44 @@ def parse_play(text: str, board, dice):
     d1, d2 = int(dice[0]), int(dice[1])
     all_dice = [d1] * 4 if d1 == d2 else [d1, d2]
     by_key = {p.afterstate.tobytes(): p for p in plays}
-    # legs: each written move split at its written points; a leg may take one or more dice
-    legs_per_move = [[(path[k], path[k + 1], path[k + 1] in marks) for k in range(len(path) - 1)] for path, marks in moves]
-    legs = [leg for move in legs_per_move for leg in move]
-    results: dict[bytes, tuple[frozenset, frozenset]] = {}
+    # legs: each written move split at its written points; a leg may take one or more dice, and the steps of
+    # different legs may interleave (two checkers entering before either moves on)
+    legs = tuple(
+        (path[k], path[k + 1], path[k + 1] in marks) for path, marks in moves for k in range(len(path) - 1)
+    )
+    results: dict[bytes, frozenset] = {}
+    seen: set = set()
 
-    def play_leg(me, opp, dice_left, frm, to, steps, hits):
-        """Yield states after moving one checker from ``frm`` to ``to`` with one or more dice."""
-        for die in sorted(set(dice_left), reverse=True):
-            for st in _single_steps(me, opp, die):
-                if st[0] != frm:
-                    continue
-                land = st[1]
-                if land < to:
-                    continue
-                rest = list(dice_left)
-                rest.remove(die)
-                me2, opp2 = _apply(me, opp, st)
-                hits2 = hits | ({land} if st[2] else set())
-                if land == to:
-                    yield me2, opp2, rest, steps + (st,), hits2, land
-                elif land > to and land != 0:
-                    for res in play_leg(me2, opp2, rest, land, to, steps + (st,), hits2):
-                        yield res
-
-    def search(me, opp, dice_left, remaining, steps, hits, marked):
-        if not remaining:
-            key = bytes(x & 0xFF for x in me + opp)
-            prev = results.get(key)
-            if prev is None:
-                results[key] = (frozenset(hits), frozenset(marked))
+    def search(me, opp, dice_left, legs, hits):
+        state = (tuple(me), tuple(opp), tuple(sorted(dice_left)), tuple(sorted(legs)))
+        if state in seen:
             return
-        tried = set()
-        for i, leg in enumerate(remaining):
-            if leg in tried:
+        seen.add(state)
+        if not legs:
+            results.setdefault(bytes(x & 0xFF for x in me + opp), frozenset(hits))
+            return
+        for i, (cur, to, mark) in enumerate(legs):
+            if (cur, to, mark) in legs[:i]:
                 continue
-            tried.add(leg)
-            frm, to, mark = leg
-            for me2, opp2, rest, steps2, hits2, land in play_leg(me, opp, dice_left, frm, to, steps, hits):
-                if mark and land not in hits2:
-                    continue
-                search(me2, opp2, rest, remaining[:i] + remaining[i + 1 :], steps2, hits2, marked | ({land} if mark else set()))
+            for die in set(dice_left):
+                for st in _single_steps(me, opp, die):
+                    land = st[1]
+                    if st[0] != cur or land < to:
+                        continue
+                    hits2 = hits | {land} if st[2] else hits
+                    if land == to:
+                        if mark and land not in hits2:
+                            continue  # a hit written with '*' that does not happen
+                        legs2 = legs[:i] + legs[i + 1 :]
+                    else:
+                        legs2 = legs[:i] + ((land, to, mark),) + legs[i + 1 :]
+                    rest = list(dice_left)
+                    rest.remove(die)
+                    me2, opp2 = _apply(me, opp, st)
+                    search(me2, opp2, rest, legs2, hits2)
 
-    search(me0, opp0, all_dice, legs, (), set(), set())
-    matches = [(by_key[k], h, mk) for k, (h, mk) in results.items() if k in by_key]
+    search(me0, opp0, all_dice, legs, frozenset())
+    matches = [(by_key[k], h) for k, h in results.items() if k in by_key]
     if not matches:
         if results:
             raise IllegalMoveError(
