@@ -147,6 +147,7 @@ def summarize(
 # --- work units -----------------------------------------------------------------------------------------------
 
 _WORKER_AGENTS: tuple[Agent, Agent] | None = None
+_WORKER_ERROR: BaseException | None = None
 
 
 def _build(agent: str | Agent) -> Agent:
@@ -157,17 +158,21 @@ def _build(agent: str | Agent) -> Agent:
     return make_agent(agent)
 
 
-def _init_worker(agent_a, agent_b) -> None:
-    global _WORKER_AGENTS
+def _init_worker(agent_a, agent_b, same: bool) -> None:
+    """Pool initializer: build the two agents once per worker process.
+
+    An error is kept and raised by the first work unit (an initializer that raises makes the pool restart the
+    worker for ever).
+    """
+    global _WORKER_AGENTS, _WORKER_ERROR
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    if "torch" in sys.modules:  # pragma: no cover - only with neural agents
-        sys.modules["torch"].set_num_threads(1)
-    a = _build(agent_a)
-    b = a if agent_b is _SAME else _build(agent_b)
-    _WORKER_AGENTS = (a, b)
-
-
-_SAME = "__same_as_a__"
+    try:
+        if "torch" in sys.modules:  # pragma: no cover - only with neural agents
+            sys.modules["torch"].set_num_threads(1)
+        a = _build(agent_a)
+        _WORKER_AGENTS = (a, a if same else _build(agent_b))
+    except BaseException as exc:  # noqa: BLE001 - re-raised in _worker_unit
+        _WORKER_ERROR = exc
 
 
 def play_unit(
@@ -194,7 +199,10 @@ def play_unit(
 
 def _worker_unit(args) -> tuple[int, GameResults]:
     unit, seed, games, chunk_games, duplicate = args
-    assert _WORKER_AGENTS is not None
+    if _WORKER_ERROR is not None:
+        raise _WORKER_ERROR
+    if _WORKER_AGENTS is None:  # pragma: no cover - initializer always runs first
+        raise RuntimeError("evaluation worker has no agents")
     return unit, play_unit(_WORKER_AGENTS, seed, unit, games, chunk_games, duplicate)
 
 
@@ -284,7 +292,7 @@ def evaluate(
                 collect(unit, play_unit((a, b), seed, unit, games, chunk_games, duplicate))
         else:
             ctx = mp.get_context("spawn")
-            init_args = (agent_a, _SAME if same else agent_b)
+            init_args = (agent_a, agent_b, same)
             jobs = [(u, seed, games, chunk_games, duplicate) for u in range(units)]
             with ctx.Pool(workers, initializer=_init_worker, initargs=init_args) as pool:
                 for unit, res in pool.imap_unordered(_worker_unit, jobs):

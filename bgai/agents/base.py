@@ -70,9 +70,15 @@ def best_per_input(scores: np.ndarray, src: np.ndarray, n: int) -> np.ndarray:
     Returns:
         ``(n,)`` int64 indices into ``scores``; ties go to the first afterstate of the group.
     """
-    order = np.lexsort((-np.asarray(scores, dtype=np.float64), src))
-    starts = np.searchsorted(src[order], np.arange(n), side="left")
-    return order[starts]
+    scores = np.asarray(scores, dtype=np.float64)
+    src = np.asarray(src)
+    if np.isnan(scores).any():  # rare: sort so that NaN never wins
+        order = np.lexsort((-scores, src))
+        return order[np.searchsorted(src[order], np.arange(n), side="left")]
+    starts = np.searchsorted(src, np.arange(n), side="left")
+    group_max = np.maximum.reduceat(scores, starts)
+    cand = np.flatnonzero(scores == group_max[src])  # every maximum, in order; the first of each group wins
+    return cand[np.searchsorted(src[cand], np.arange(n), side="left")]
 
 
 class ProbabilityAgent(ValueAgent):

@@ -43,23 +43,34 @@ def weights() -> dict[str, np.ndarray]:
 
 
 @lru_cache(maxsize=1)
-def _by_column() -> np.ndarray:
-    """Weights rearranged for bgai's layout: ``(2, 7, 24)`` = [race/contact, input kind, own column].
+def _tables() -> tuple[np.ndarray, np.ndarray]:
+    """pubeval's weights as lookup tables for bgai's layout.
 
-    Kinds 0..4 are the five point inputs indexed by the computer's column (0 = its 1-point); kind 0 (opponent
-    blot) is indexed by the **opponent's** column instead, which is the same block reversed.  Kinds 5 and 6 hold
-    the bar and off weights in element 0.
+    Returns:
+        ``(points, extra)``: ``points`` ``(2 * 24 * 32,)`` float64, the contribution of one point, indexed by
+        ``weight set * 768 + column * 32 + key`` where the weight set is 0 race / 1 contact, the column is the
+        computer's (0 = its 1-point) and ``key`` = own checkers there (0..15) + 16 if the opponent has a blot
+        there; ``extra`` ``(2, 2)`` = [weight set, (opponent bar weight, off weight)].
     """
-    out = np.zeros((2, 7, 24), dtype=np.float64)
+    points = np.zeros((2, 24, 32), dtype=np.float64)
+    extra = np.zeros((2, 2), dtype=np.float64)
+    n = np.arange(16, dtype=np.float64)
     for r, key in enumerate(("race", "contact")):
         w = weights()[key]
-        blocks = w[:120].reshape(24, 5)  # block k = computer's point 24 - k
-        own = blocks[::-1]  # row c = computer's column c (point c + 1)
-        out[r, 0] = blocks[:, 0]  # opponent blot: block k = computer point 24-k = opponent column k
-        out[r, 1:5] = own[:, 1:5].T
-        out[r, 5, 0] = w[120]
-        out[r, 6, 0] = w[121]
-    return out
+        own = w[:120].reshape(24, 5)[::-1]  # block k is the computer's point 24 - k; row c = column c
+        contrib = (
+            own[:, 1:2] * (n == 1)
+            + own[:, 2:3] * (n >= 2)
+            + own[:, 3:4] * (n == 3)
+            + own[:, 4:5] * (np.maximum(n - 3, 0) / 2.0)
+        )  # (24, 16)
+        points[r, :, :16] = contrib
+        points[r, :, 16:] = contrib + own[:, 0:1]  # opponent blot (only possible with 0 own checkers)
+        extra[r] = w[120], w[121]
+    return points.reshape(-1), extra
+
+
+_COLUMN_BASE = (np.arange(24, dtype=np.int16) * 32)[None, :]
 
 
 def is_race(boards: np.ndarray) -> np.ndarray:
@@ -88,19 +99,16 @@ def pubeval_scores(afterstates: np.ndarray, race: np.ndarray | bool) -> np.ndarr
     """
     a = as_batch(afterstates)
     m = a.shape[0]
-    race = np.broadcast_to(np.asarray(race, dtype=bool), (m,))
-    wt = _by_column()[np.where(race, 0, 1)]  # (M, 7, 24)
-    own = a[:, 0, :24].astype(np.float64)
-    opp = a[:, 1, :24]
-    feats = np.empty((m, 5, 24), dtype=np.float64)
-    feats[:, 0] = opp == 1
-    feats[:, 1] = own == 1
-    feats[:, 2] = own >= 2
-    feats[:, 3] = own == 3
-    feats[:, 4] = np.maximum(own - 3.0, 0.0) / 2.0
-    score = np.einsum("mkc,mkc->m", feats, wt[:, :5])
+    contact = ~np.broadcast_to(np.asarray(race, dtype=bool), (m,))
+    points, extra = _tables()
+    key = a[:, 0, :24].astype(np.int16)
+    key += (a[:, 1, 23::-1] == 1) * np.int16(16)  # opponent blot on the computer's column c = opponent column 23-c
+    key += _COLUMN_BASE
+    key += (contact * np.int16(768)).astype(np.int16)[:, None]
+    score = points.take(key).sum(axis=1)
     off = 15 - a[:, 0].sum(axis=1, dtype=np.int16)
-    score += wt[:, 5, 0] * (a[:, 1, BAR].astype(np.float64) / 2.0) + wt[:, 6, 0] * (off / 15.0)
+    ex = extra[contact.astype(np.intp)]
+    score += ex[:, 0] * (a[:, 1, BAR] / 2.0) + ex[:, 1] * (off / 15.0)
     return np.where(off == 15, WIN_SCORE, score)
 
 
