@@ -63,7 +63,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from bgai.errors import MatchStateError
+from bgai.errors import BgaiError, MatchStateError
 from bgai.met import DEFAULT_MET, MatchEquityTable, load_met
 
 __all__ = [
@@ -311,8 +311,10 @@ def cube_efficiency(boards: np.ndarray) -> np.ndarray:
 
 def _probs(probs: np.ndarray) -> np.ndarray:
     p = np.asarray(probs, dtype=np.float64)
-    if p.shape[-1] != 5:
-        raise ValueError(f"probabilities must have 5 outputs in the last axis, got shape {p.shape}")
+    if p.ndim == 0 or p.shape[-1] != 5:
+        raise BgaiError(f"probabilities must have 5 outputs in the last axis, got shape {p.shape}")
+    if not np.all(np.isfinite(p)) or p.min(initial=0.0) < -1e-6 or p.max(initial=0.0) > 1 + 1e-6:
+        raise BgaiError("probabilities must be finite numbers in [0, 1]")
     return p.reshape(-1, 5)
 
 

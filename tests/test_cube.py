@@ -33,7 +33,7 @@ from bgai.cube import (
     money_cubeful_equity,
     money_points,
 )
-from bgai.errors import MatchStateError
+from bgai.errors import BgaiError, MatchStateError
 from bgai.met import load_met
 
 START_PROBS = np.array([0.52151, 0.15392, 0.00756, 0.12985, 0.00755])  # gnubg 1.07 0-ply, opening position
@@ -293,6 +293,13 @@ def test_match_cubeful_mwc_is_a_probability_and_zero_x_is_cubeless():
 def test_bad_cube_states(kwargs, match):
     with pytest.raises(MatchStateError, match=match):
         CubeState(**kwargs)
+
+
+def test_bad_probabilities():
+    with pytest.raises(BgaiError, match="5 outputs"):
+        analyse_cube(np.zeros(4), CubeState(), 0.68)
+    with pytest.raises(BgaiError, match="in \\[0, 1\\]"):
+        analyse_cube(np.array([1.5, 0, 0, 0, 0]), CubeState(), 0.68)
 
 
 def test_match_longer_than_the_table():
