@@ -3,7 +3,9 @@ answers, line ends and NUL bytes, garbage, sequential and concurrent clients."""
 
 from __future__ import annotations
 
+import os
 import socket
+import sys
 import threading
 
 import numpy as np
@@ -248,3 +250,45 @@ def test_evaluation_and_cube_answers_with_a_probability_agent():
     # backgammons are likely too (the opponent is all on the bar): a gammon is not enough
     assert s.handle(format_fibs_board(FIBSState(board=me)) + " resignation 2 jacobyrule off") == "reject\n"
     assert s.handle(format_fibs_board(FIBSState(board=me)) + " resignation 3") == "accept\n"
+
+
+def _start_cli(args: list[str]):
+    import subprocess
+    import sys
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "bgai", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    )
+
+
+def test_cli_serve_external_answers_and_reports_bad_arguments():
+    import re
+    import subprocess
+
+    proc = _start_cli(["serve", "external", "--host", "127.0.0.1", "--port", "0", "--agent", "pubeval"])
+    try:
+        line = proc.stderr.readline()
+        m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+        assert m, line
+        port = int(m.group(1))
+        assert "set player 1 external 127.0.0.1:%d" % port in proc.stderr.readline()
+        c = Client(port)
+        assert c.ask("version", lines=4).startswith("Interface: 2\n")
+        _check_legal_reply(START_52, c.ask(START_52))
+        c.close()
+        # the port is taken now: a second server says so
+        r = subprocess.run(
+            [sys.executable, "-m", "bgai", "serve", "external", "--host", "127.0.0.1", "--port", str(port)],
+            capture_output=True, text=True, timeout=60,
+        )
+        assert r.returncode == 2 and "cannot listen on 127.0.0.1:%d" % port in r.stderr
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    r = subprocess.run([sys.executable, "-m", "bgai", "serve", "external", "--agent", "nosuchbot"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr.startswith("bgai: error:") and "nosuchbot" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "bgai", "serve", "http", "--port", "70000"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--port must be 0..65535" in r.stderr

@@ -90,7 +90,6 @@ def _same(theirs: tuple, ours: tuple) -> bool:
     return bool((apply_steps(board, theirs[2]) == apply_steps(board, ours[2])).all())
 
 
-@pytest.mark.slow
 def test_gnubg_plays_a_match_against_bgai_and_accepts_every_answer(tmp_path):
     exchanges: list[tuple[str, str]] = []
     lock = threading.Lock()

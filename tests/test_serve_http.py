@@ -210,3 +210,33 @@ def test_evaluate_and_cube_with_a_probability_agent(gnubg):
     r = c.get("/eval?" + START_WILDBG).json()
     assert r["probabilities"]["win"] == pytest.approx(float(bot.probabilities(starting_board())[0]))
     assert set(r["cube"]) == {"double", "accept"}
+
+
+def test_cli_serve_http_runs_the_api_and_the_page():
+    import os
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bgai", "serve", "http", "--port", str(port), "--agent", "pubeval"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=root,
+    )
+    try:
+        assert f"http://127.0.0.1:{port}/" in proc.stderr.readline()
+        for _ in range(200):
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/api/info", timeout=5)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        assert r.json()["agent"] == "pubeval"
+        page = httpx.get(f"http://127.0.0.1:{port}/", timeout=5)
+        assert page.status_code == 200 and "<svg id=\"board\"" in page.text
+        assert httpx.get(f"http://127.0.0.1:{port}/static/app.js", timeout=5).status_code == 200
+    finally:
+        proc.terminate()
+        proc.wait(10)
