@@ -19,9 +19,9 @@ drift apart, but they still share most of their luck).
 Cube policies (:func:`cube_policy_for`): agents with probabilities (:class:`~bgai.agents.base.ProbabilityAgent`:
 gnubg, neural nets) use :class:`JanowskiCubePolicy`, i.e. :mod:`bgai.cube` on their own cubeless probabilities
 (GNU Backgammon's 0-ply cube logic).  Agents without probabilities (pubeval, heuristics, random) use
-:class:`NeverDoubleAlwaysTake`: they never double and always take (a documented simple policy: taking every
-double can only cost when the position is worse than the take point, which a never-doubling opponent of the
-same strength rarely exploits; it never loses a game by passing).
+:class:`NeverDoubleAlwaysTake`: they never double and always take.  This is the simplest policy that needs
+no equity estimate and never ends a game early; against a cube-using opponent it gives equity away (it takes
+hopeless doubles and never cashes), which the reports show as the opponent's doubles and the ppg.
 
 Statistics: money: A's points per game (ppg) with a 95% confidence interval (normal approximation over pairs in
 duplicate mode, over games otherwise); match: A's match-winning percentage with a 95% CI.  Both: win, gammon and
