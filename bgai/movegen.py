@@ -385,7 +385,7 @@ def _afterstates_fast(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.n
     b = np.ascontiguousarray(b)
     me = b[:, 0, :]
     opp_mine = b[:, 1, 23::-1]  # opponent's count on the mover's points 1..24
-    occ_all = _pack_bits(me > 0)
+    occ = _pack_bits(me > 0)
     open_ = _pack_bits(opp_mine < 2)
     blot = _pack_bits(opp_mine == 1)
     d1 = dice[:, 0].astype(_U32)
@@ -393,191 +393,162 @@ def _afterstates_fast(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.n
     hi = np.maximum(d1, d2)
     lo = np.minimum(d1, d2)
     dbl = hi == lo
-    # groups of output rows: (input index, ascending; table row kA; table row kB)
+    # groups of output rows: (input index, table row kA, table row kB); any order, sorted in _assemble
     groups: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-
-    # ---------------- non-doubles ----------------
     J = np.flatnonzero(~dbl)
     if len(J):
-        occ, op, bl = occ_all[J], open_[J], blot[J]
-        l2 = _pack_bits(me[J] > 1)
-        a, c = hi[J], lo[J]
-        La = _legal(occ, op, a)
-        Lb = _legal(occ, op, c)
-        has2 = np.zeros(len(J), dtype=bool)
-        parts = []
-        for first, second, L1, drop in ((a, c, La, None), (c, a, Lb, La)):
-            r1, s1 = _expand(L1)
-            t1 = s1 - first[r1]
-            tb = _DEST[t1 + 8]
-            occ1 = (occ[r1] & ~(_POW2[s1] & ~l2[r1])) | tb
-            L2 = _legal(occ1, op[r1], second[r1])
-            if drop is not None:  # low die first: keep only what the high-die-first order cannot produce
-                L2 &= ~drop[r1] | tb
-            r2, s2 = _expand(L2)
-            p = r1[r2]
-            has2[p] = True
-            parts.append((p, s1[r2], t1[r2], s2, s2 - second[p], first, second))
-        # the only possible duplicates left: one checker using both dice, or two checkers both borne off
-        keeps = _dedup_nondouble(parts, bl, a, len(J))
-        for (p, s1, t1, s2, t2, first, second), keep in zip(parts, keeps):
-            if keep is not None:
-                p, s1, t1, s2, t2 = p[keep], s1[keep], t1[keep], s2[keep], t2[keep]
-            if len(p) == 0:
-                continue
-            blp = bl[p]
-            h1 = (blp & _DEST[t1 + 8]) != 0
-            h2 = ((blp & _DEST[t2 + 8]) != 0) & (t2 != t1)
-            ka = ((s1 - 1) * 6 + (first[p] - 1)) * 2 + h1
-            kb = ((s2 - 1) * 6 + (second[p] - 1)) * 2 + h2
-            groups.append((J[p], ka, kb))
-        # one die only: the higher if it can be played, else the lower
-        one_mask = np.where(has2, _U32(0), np.where(La != 0, La, Lb))
-        r, s = _expand(one_mask)
-        if len(r):
-            die = np.where(La[r] != 0, a[r], c[r])
-            h = (bl[r] & _DEST[s - die + 8]) != 0
-            groups.append((J[r], ((s - 1) * 6 + (die - 1)) * 2 + h, np.full(len(r), _NULL, dtype=np.int64)))
-        stuck = np.flatnonzero(~has2 & (La == 0) & (Lb == 0))
-        if len(stuck):
-            null = np.full(len(stuck), _NULL, dtype=np.int64)
-            groups.append((J[stuck], null, null))
-
-    # ---------------- doubles: sources non-increasing ----------------
+        _nondoubles(J, me, occ, open_, blot, hi, lo, groups)
     J = np.flatnonzero(dbl)
     if len(J):
-        d = hi[J]
-        base = 301 + (d.astype(np.int64) - 1) * 2601  # table offset of each position's die
-        op, bl = open_[J], blot[J]
-        mj = me[J]
-        levs = [occ_all[J]] + [_pack_bits(mj >= k) for k in (2, 3, 4)]
-        state_pos = np.arange(len(J))
-        limit = None
-        prev_s = ka = cb = None
-        nullpair = _DNULL * 51 + _DNULL
-        for k in range(1, 5):
-            m = _legal(levs[0], op[state_pos], d[state_pos])
-            if limit is not None:
-                m &= limit
-            r, s = _expand(m)
-            pos = state_pos[r]
-            # states of the previous level whose position has no longer play are final
-            if k > 1:
-                done = np.ones(len(J), dtype=bool)
-                done[pos] = False
-                fin = np.flatnonzero(done[state_pos])
-                if len(fin):
-                    fp = state_pos[fin]
-                    if k == 2:
-                        kA, kB = base[fp] + ca[fin] * 51 + _DNULL, base[fp] + nullpair
-                    elif k == 3:
-                        kA, kB = base[fp] + ka[fin], base[fp] + nullpair
-                    else:
-                        kA, kB = base[fp] + ka[fin], base[fp] + cb[fin] * 51 + _DNULL
-                    groups.append((J[fp], kA, kB))
-            else:
-                stuck = np.flatnonzero(m == 0)
-                if len(stuck):
-                    null = np.full(len(stuck), _NULL, dtype=np.int64)
-                    groups.append((J[stuck], null, null))
-            if len(r) == 0:
-                break
-            dp = d[pos]
-            t = s - dp
-            tb = _DEST[t + 8]
-            h = (bl[pos] & tb) != 0
-            if k > 1:
-                h &= s != prev_s[r]  # the same point again: its blot is already hit
-            code = (s - 1) * 2 + h
-            if k == 1:
-                ca = code
-            elif k == 2:
-                ka = ca[r] * 51 + code
-            elif k == 3:
-                ka, cb = ka[r], code
-            else:
-                groups.append((J[pos], base[pos] + ka[r], base[pos] + cb[r] * 51 + code))
-                break
-            sb = _POW2[s]
-            old = [x[r] for x in levs[: 5 - k]]  # count levels 1..(5-k) of the parents
-            new = [(old[j] & ~sb) | (old[j + 1] & sb) for j in range(4 - k)]  # one fewer on the source
-            prev = None
-            for j in range(4 - k):  # one more on the destination
-                cur = new[j]
-                new[j] = cur | tb if j == 0 else cur | (prev & tb)
-                prev = cur
-            levs = new
-            limit = (_U32(2) << s.astype(_U32)) - _ONE
-            prev_s = s
-            state_pos = pos
-
+        _doubles(J, me, occ, open_, blot, hi, groups)
     return _assemble(b, n, groups)
 
 
-def _dedup_nondouble(parts, bl, a, n):
-    """Which non-double plays to keep: ``[keep_ab, keep_ba]``, each an index array or ``None`` (keep all).
-
-    After the low-die-first order has dropped what the high-die-first order produces, two plays can still give
-    the same position only when one checker uses both dice (a chain, or a step landing where the other
-    checker left) or when two checkers are both borne off.  Those get an exact per-position key -- the
-    checker's start point and where (if anywhere) it hit on the way; or the two points borne off from -- and
-    only the first play with each key is kept (high-die-first plays first)."""
-    risky_idx, keys = [], []
-    for p, s1, t1, s2, t2, first, _ in parts:
+def _nondoubles(J, me, occ_all, open_, blot, hi, lo, groups) -> None:
+    """Plays of the non-double inputs ``J``: two steps in either order, else one (the higher die if it can)."""
+    occ, op, bl = occ_all[J], open_[J], blot[J]
+    l2 = _pack_bits(me[J] > 1)
+    a, c = hi[J], lo[J]
+    a64, c64 = a.astype(np.int64), c.astype(np.int64)
+    La = _legal(occ, op, a)
+    Lb = _legal(occ, op, c)
+    has2 = np.zeros(len(J), dtype=bool)
+    risky_parts = []
+    for way, (first, second, f64, s64, L1, drop) in enumerate(((a, c, a64, c64, La, None), (c, a, c64, a64, Lb, La))):
+        r1, s1 = _expand(L1)
+        t1 = s1 - f64[r1]
+        tb = _DEST[t1 + 8]
+        occ1 = (occ[r1] & ~(_POW2[s1] & ~l2[r1])) | tb  # after the first step
+        sec = second[r1]
+        L2 = _legal(occ1, op[r1], sec)
+        if drop is not None:  # low die first: keep only what the high-die-first order cannot produce
+            L2 &= ~drop[r1] | tb
+        blr = bl[r1]
+        ka1 = s1 * 12 + (f64[r1] * 2 - 14) + ((blr & tb) != 0)  # table row of the first step
+        bl_after = blr & ~tb  # a blot hit by the first step is not hit again
+        sec64 = s64[r1]
+        kb_off = sec64 * 2 - 14
+        # plays that may duplicate another: the same checker again (chain), a step landing where the first
+        # checker left, or both steps bearing off
+        land_bit = _DEST[np.minimum(s1 + sec64, 31) + 8]
+        low = np.where(t1 <= 0, (_U32(2) << sec) - _ONE, _U32(0))
+        R = L2 & (tb | land_bit | low)
+        for mask, risky in ((L2 & ~R, False), (R, True)):
+            r2, s2 = _expand(mask)
+            if len(r2) == 0:
+                continue
+            t2 = s2 - sec64[r2]
+            kA = ka1[r2]
+            kB = s2 * 12 + kb_off[r2] + ((bl_after[r2] & _DEST[t2 + 8]) != 0)
+            p = r1[r2]
+            has2[p] = True
+            if risky:
+                risky_parts.append((p, s1[r2], t1[r2], s2, t2, kA, kB, np.full(len(p), way + 1, dtype=np.int64)))
+            else:
+                groups.append((J[p], kA, kB))
+    if risky_parts:
+        p, s1, t1, s2, t2, kA, kB, way = (np.concatenate(x) for x in zip(*risky_parts))
         chain = s2 == t1
         land = t2 == s1
-        boff = (t1 <= 0) & (t2 <= 0)
-        risky = np.flatnonzero(chain | land | boff)
-        rp, rs1, rt1, rs2 = p[risky], s1[risky], t1[risky], s2[risky]
-        rchain, rland = chain[risky], land[risky]
-        # one checker from y: key y * 3 + (0 no hit on the way, 1 hit after the high die, 2 after the low die)
-        y = np.where(rland, rs2, rs1)
-        hit_way = rchain & ((bl[rp] & _DEST[rt1 + 8]) != 0)
-        way = np.where(hit_way, np.where(first[rp] == a[rp], 1, 2), 0)
-        local = np.where(rchain | rland, y * 3 + way, 78 + (np.maximum(rs1, rs2) - 1) * 6 + (np.minimum(rs1, rs2) - 1))
-        risky_idx.append(risky)
-        keys.append(rp * 128 + local)
-    key = np.concatenate(keys)
-    if len(key) == 0:
-        return [None, None]
-    order = np.argsort(key, kind="stable")  # two sorted runs (by position): cheap; stable: the first wins
-    ks = key[order]
-    later = np.empty(len(key), dtype=bool)
-    later[0] = False
-    np.equal(ks[1:], ks[:-1], out=later[1:])
-    dup = np.empty(len(key), dtype=bool)
-    dup[order] = later
-    out = []
-    start = 0
-    for (p, *_), risky in zip(parts, risky_idx):
-        d = dup[start : start + len(risky)]
-        start += len(risky)
-        if d.any():
-            keep = np.ones(len(p), dtype=bool)
-            keep[risky[d]] = False
-            out.append(np.flatnonzero(keep))
+        # one checker from y: y * 3 + (0 no hit on the way, 1 hit after the high die, 2 after the low die);
+        # two checkers borne off: 78 + the two points
+        y = np.where(land, s2, s1)
+        way = np.where(chain & ((kA & 1) != 0), way, 0)
+        one = chain | land
+        local = np.where(one, y * 3 + way, 78 + (np.maximum(s1, s2) - 1) * 6 + (np.minimum(s1, s2) - 1))
+        key = p * 128 + local
+        order = np.argsort(key, kind="stable")  # the first of equal keys wins (high die first)
+        ks = key[order]
+        first = np.empty(len(key), dtype=bool)
+        first[0] = True
+        np.not_equal(ks[1:], ks[:-1], out=first[1:])
+        keep = order[first]
+        groups.append((J[p[keep]], kA[keep], kB[keep]))
+    # one die only: the higher if it can be played, else the lower
+    one_mask = np.where(has2, _U32(0), np.where(La != 0, La, Lb))
+    r, s = _expand(one_mask)
+    if len(r):
+        die = np.where(La[r] != 0, a64[r], c64[r])
+        h = (bl[r] & _DEST[s - die + 8]) != 0
+        groups.append((J[r], s * 12 + die * 2 - 14 + h, np.full(len(r), _NULL, dtype=np.int64)))
+    stuck = np.flatnonzero(~has2 & (La == 0) & (Lb == 0))
+    if len(stuck):
+        null = np.full(len(stuck), _NULL, dtype=np.int64)
+        groups.append((J[stuck], null, null))
+
+
+def _doubles(J, me, occ_all, open_, blot, hi, groups) -> None:
+    """Plays of the double inputs ``J``: up to four steps, sources non-increasing (each play exactly once)."""
+    st_d = hi[J]
+    st_d64 = st_d.astype(np.int64)
+    st_base = 301 + (st_d64 - 1) * 2601  # table offset of the die's pair codes
+    st_op = open_[J]
+    st_hb = blot[J]  # blots not hit yet
+    mj = me[J]
+    levs = [occ_all[J]] + [_pack_bits(mj >= k) for k in (2, 3, 4)]  # checker counts >= 1, 2, 3, 4
+    st_pos = np.arange(len(J))
+    limit = None
+    nullpair = _DNULL * 51 + _DNULL
+    for k in range(1, 5):
+        m = _legal(levs[0], st_op, st_d)
+        if limit is not None:
+            m &= limit
+        r, s = _expand(m)
+        child_pos = st_pos[r]
+        # states of the previous level whose position has no longer play are final
+        if k == 1:
+            fin = np.flatnonzero(m == 0)
+            if len(fin):
+                null = np.full(len(fin), _NULL, dtype=np.int64)
+                groups.append((J[fin], null, null))
         else:
-            out.append(None)
-    return out
+            has = np.zeros(len(J), dtype=bool)
+            has[child_pos] = True
+            fin = np.flatnonzero(~has[st_pos])
+            if len(fin):
+                base = st_base[fin]
+                if k == 2:
+                    kA, kB = base + acc1[fin] * 51 + _DNULL, base + nullpair
+                elif k == 3:
+                    kA, kB = acc2[fin], base + nullpair
+                else:
+                    kA, kB = kA3[fin], cb3[fin] + _DNULL
+                groups.append((J[st_pos[fin]], kA, kB))
+        if len(r) == 0:
+            break
+        tb = _DEST[s - st_d64[r] + 8]
+        hb = st_hb[r]
+        code = s * 2 - 2 + ((hb & tb) != 0)
+        if k == 1:
+            acc1 = code
+        elif k == 2:
+            acc2 = st_base[r] + acc1[r] * 51 + code
+        elif k == 3:
+            kA3 = acc2[r]
+            cb3 = st_base[r] + code * 51
+        else:
+            groups.append((J[child_pos], kA3[r], cb3[r] + code))
+            break
+        sb = _POW2[s]
+        old = [x[r] for x in levs[: 5 - k]]  # count levels 1..(5-k) of the parents
+        new = [(old[j] & ~sb) | (old[j + 1] & sb) for j in range(4 - k)]  # one fewer on the source
+        for j in range(4 - k - 1, -1, -1):  # one more on the destination
+            new[j] = new[j] | (tb if j == 0 else new[j - 1] & tb)
+        levs = new
+        limit = (_U32(2) << s.astype(_U32)) - _ONE
+        st_pos, st_op, st_d, st_d64, st_base = child_pos, st_op[r], st_d[r], st_d64[r], st_base[r]
+        st_hb = hb & ~tb
 
 
 def _assemble(b, n, groups) -> tuple[np.ndarray, np.ndarray]:
-    """Output rows ordered by input, then group, then generation order: input row + two delta-table rows."""
+    """Output rows ordered by input (stable: then by group and generation order): input row + two table rows."""
     table = _delta_table()
-    counts = [np.bincount(pos, minlength=n) for pos, _, _ in groups]
-    total = np.sum(counts, axis=0)
-    m = int(total.sum())
-    before = np.cumsum(total) - total
-    ka = np.empty(m, dtype=np.int64)
-    kb = np.empty(m, dtype=np.int64)
-    for (pos, key_a, key_b), cnt in zip(groups, counts):
-        first = np.cumsum(cnt) - cnt
-        slot = before[pos] + (np.arange(len(pos)) - first[pos])
-        before += cnt
-        ka[slot] = key_a
-        kb[slot] = key_b
-    src = np.repeat(np.arange(n, dtype=np.int64), total)
+    pos = np.concatenate([g[0] for g in groups])
+    ka = np.concatenate([g[1] for g in groups])
+    kb = np.concatenate([g[2] for g in groups])
+    order = np.argsort(pos.astype(np.uint16) if n <= 65536 else pos, kind="stable")  # radix sort for uint16
+    src = np.repeat(np.arange(n, dtype=np.int64), np.bincount(pos, minlength=n))
     out = np.take(b.reshape(n, 50), src, axis=0)
-    out += np.take(table, ka, axis=0)
-    out += np.take(table, kb, axis=0)
-    return out.reshape(m, 2, 25), src
+    out += np.take(table, np.take(ka, order), axis=0)
+    out += np.take(table, np.take(kb, order), axis=0)
+    return out.reshape(-1, 2, 25), src
