@@ -150,8 +150,9 @@ def test_non_text_is_rejected():
     doubled=st.booleans(),
     match=st.sampled_from([0, 1, 3, 7]),
     score=st.tuples(st.integers(0, 6), st.integers(0, 6)),
+    convention=st.sampled_from(["fibs", "gnubg"]),
 )
-def test_write_read_round_trip(idx, dice, cube_log, owner, doubled, match, score):
+def test_write_read_round_trip(idx, dice, cube_log, owner, doubled, match, score, convention):
     if match:
         score = (score[0] % match, score[1] % match)
     else:
@@ -172,8 +173,8 @@ def test_write_read_round_trip(idx, dice, cube_log, owner, doubled, match, score
         crawford=crawford,
         names=("me", "you"),
     )
-    line = format_fibs_board(state)
-    back = interpret_fibs_board(line)
+    line = format_fibs_board(state, scores=convention)
+    back = interpret_fibs_board(line, scores=convention)
     assert np.array_equal(back.board, state.board)
     assert back.dice == state.dice
     assert (back.match_length, back.score, back.cube_value) == (match, score, 2**cube_log)
@@ -191,3 +192,17 @@ def test_writer_uses_gnubg_conventions():
     assert f[41:45] == ["1", "-1", "0", "25"]  # color, direction, home, bar
     assert f[32] == "1"  # turn: "you" act
     assert f[33:37] == ["3", "1", "3", "1"]
+
+
+def test_gnubg_score_convention():
+    """GNU Backgammon's frontend writes the scores in the order of the names (player 0 first) while its colours
+    make player 1 "you": lines as gnubg 1.07 sent them to an external player 0 (X) at gnubg 0 - root 2."""
+    normal = GNUBG_52.replace("board:p0:p1:0:0:0:", "board:gnubg:root:5:0:2:")
+    assert interpret_fibs_board(normal, scores="gnubg").score == (0, 2)
+    assert interpret_fibs_board(normal, scores="fibs").score == (2, 0)
+    # a double pending (root doubled; turn = root's colour): both conventions agree
+    doubled = format_fibs_board(FIBSState(board=starting_board(), doubled=True, match_length=5, score=(0, 2)))
+    assert interpret_fibs_board(doubled, scores="gnubg").score == (0, 2)
+    assert interpret_fibs_board(doubled, scores="fibs").score == (0, 2)
+    with pytest.raises(ValueError, match="scores must be one of"):
+        interpret_fibs_board(CLIP, scores="other")

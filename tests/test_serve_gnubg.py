@@ -129,6 +129,14 @@ def test_gnubg_plays_a_match_against_bgai_and_accepts_every_answer(tmp_path):
     assert "badly formed" not in out and "Error:" not in out, out[-3000:]
     sgf = sgf_path.read_text()
     assert re.search(r"RE\[[WB]\+\d+\]", sgf), "the saved match has no result"
+    # bgai read the real match score from every board (gnubg's score convention): the scores gnubg reports
+    # after each game, (player 0 = bgai, player 1)
+    real = {(0, 0)} | {(int(a), int(b)) for a, b in re.findall(r"after \d+ games?\) is: \S+ (\d+), \S+ (\d+)", out)}
+    from bgai.formats.fibs import interpret_fibs_board
+
+    read = {interpret_fibs_board(line, scores="gnubg").score for line, _ in exchanges}
+    assert read <= real, (read, real)
+    assert len(read) >= 2
     theirs = _sgf_player0_actions(sgf)
     ours = _our_actions(exchanges)
     assert sum(a[0] == "move" for a in ours) > 20
@@ -165,48 +173,69 @@ def _line(state, *, you_act: bool, color: int, direction: int) -> str:
     return "board:" + ":".join([*names, *map(str, fields)])
 
 
+class GnubgEngine:
+    """GNU Backgammon as the engine (``external localhost:PORT``, 0-ply), with a line client."""
+
+    def __init__(self, tmp_path) -> None:
+        import socket
+        import time
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        env = dict(os.environ, HOME=str(tmp_path))
+        self.proc = subprocess.Popen(
+            [GNUBG, "-t", "-q", "-r"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            text=True, env=env,
+        )
+        self.proc.stdin.write(
+            "set evaluation chequerplay eval plies 0\nset evaluation cubedecision eval plies 0\n"
+            f"external localhost:{port}\n"
+        )
+        self.proc.stdin.flush()
+        for _ in range(300):
+            try:
+                self.conn = socket.create_connection(("127.0.0.1", port), timeout=30)
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            self.close()
+            pytest.fail("gnubg did not listen in external mode")
+        self.f = self.conn.makefile("rb")
+
+    def ask(self, line: str) -> list[str]:
+        """Send a line; return the debug lines (if any) and the answer line."""
+        self.conn.sendall(line.encode() + b"\n")
+        out = []
+        while True:
+            row = self.f.readline().decode()
+            assert row, "gnubg closed the connection"
+            if not row.startswith("DBG:"):
+                return out + [row]
+            out.append(row)
+
+    def close(self) -> None:
+        try:
+            self.conn.sendall(b"quit\n")
+            self.conn.close()
+        except (OSError, AttributeError):
+            pass
+        self.proc.kill()
+        self.proc.wait(10)
+
+
 def test_fibs_boards_are_read_as_gnubg_reads_them(tmp_path):
     """GNU Backgammon in engine mode ('external localhost:PORT', 'set debug on') prints the Position ID, score,
     roll and cube it reads from a board line; bgai must read the same from every convention of writing it."""
-    import socket
-    import time
-
     import numpy as np
 
     from bgai.formats.fibs import FIBSState, interpret_fibs_board
     from bgai.formats.position_id import encode_position_id
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = dict(os.environ, HOME=str(tmp_path))
-    proc = subprocess.Popen(
-        [GNUBG, "-t", "-q", "-r"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        text=True, env=env,
-    )
+    eng = GnubgEngine(tmp_path)
+    ask = eng.ask
     try:
-        proc.stdin.write(f"set evaluation chequerplay eval plies 0\nexternal localhost:{port}\n")
-        proc.stdin.flush()
-        for _ in range(300):
-            try:
-                conn = socket.create_connection(("127.0.0.1", port), timeout=30)
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("gnubg did not listen in external mode")
-        f = conn.makefile("rb")
-
-        def ask(line: str) -> list[str]:
-            conn.sendall(line.encode() + b"\n")
-            out = []
-            while True:
-                row = f.readline().decode()
-                assert row, "gnubg closed the connection"
-                if not row.startswith("DBG:"):
-                    return out + [row]
-                out.append(row)
-
         assert ask("set debug on")[-1].strip() == "Debug output ON"
         ref = np.load(os.path.join(os.path.dirname(__file__), "data", "reference_positions.npz"))["boards"]
         rng = np.random.default_rng(11)
@@ -232,8 +261,40 @@ def test_fibs_boards_are_read_as_gnubg_reads_them(tmp_path):
             assert f"CubeOwner: {dict([(-1, -1), (0, 1), (1, 0)])[owner]}," in dbg, (line, dbg)
             checked += 1
         assert checked == 40
-        conn.sendall(b"quit\n")
-        conn.close()
     finally:
-        proc.kill()
-        proc.wait(10)
+        eng.close()
+
+
+@pytest.mark.skipif(not _agent_spec() == "gnubg", reason="gnubg-nn (dev extra) is not installed")
+def test_evaluation_answers_agree_with_gnubgs_engine(tmp_path):
+    """The same 'evaluation fibsboard' lines to gnubg's engine and to bgai serving the gnubg agent (gnubg-nn, the
+    same kind of network at 0-ply): the same probabilities from the same side, the same kind of sixth number
+    (money cubeless equity, cubeful equity, match-winning chance with gnubg's score convention)."""
+    import numpy as np
+
+    from bgai.formats.fibs import FIBSState, format_fibs_board
+    from bgai.serve.external import ExternalSession
+
+    ses = ExternalSession(Bot.from_spec("gnubg"), np.random.default_rng(0))
+    ref = np.load(os.path.join(os.path.dirname(__file__), "data", "reference_positions.npz"))["boards"]
+    rng = np.random.default_rng(2)
+    eng = GnubgEngine(tmp_path)
+    try:
+        worst = np.zeros(6)
+        for i in rng.choice(len(ref), 25, replace=False):
+            for state, opts in (
+                (FIBSState(board=ref[i]), ""),
+                (FIBSState(board=ref[i]), " cubeful"),
+                (FIBSState(board=ref[i], match_length=7, score=(2, 4)), ""),
+                (FIBSState(board=ref[i], match_length=7, score=(5, 1), cube_value=2, cube_owner=1), ""),
+            ):
+                line = "evaluation fibsboard " + format_fibs_board(state) + opts
+                theirs = np.array([float(x) for x in eng.ask(line)[-1].split()])
+                ours = np.array([float(x) for x in ses.handle(line).split()])
+                worst = np.maximum(worst, np.abs(theirs - ours))
+        # the networks differ a little (gnubg 1.07 vs gnubg-nn's weights, race/bear-off databases)
+        print("worst differences", worst)
+        assert worst[:5].max() < 0.02, worst
+        assert worst[5] < 0.05, worst  # a score read the other way round is off by ~0.3
+    finally:
+        eng.close()

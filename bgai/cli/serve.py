@@ -33,6 +33,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     ext.add_argument("--host", default="localhost", help="address to listen on (default: localhost)")
     ext.add_argument("--port", type=int, default=4242, help="TCP port (default: 4242; 0 = any free port)")
+    ext.add_argument(
+        "--scores",
+        choices=("gnubg", "fibs"),
+        default="gnubg",
+        help="how board lines give the match score: 'gnubg' (default; as GNU Backgammon's frontend writes them) or "
+        "'fibs' (the FIBS server's convention, for FIBS bots that forward its board lines)",
+    )
     _common(ext)
     ext.set_defaults(func=run_external)
 
@@ -103,7 +110,7 @@ def run_external(args: argparse.Namespace) -> int:
         )
 
     try:
-        serve_external(bot, args.host, args.port, seed=args.seed, ready=ready)
+        serve_external(bot, args.host, args.port, seed=args.seed, scores=args.scores, ready=ready)
     except OSError as exc:
         raise BgaiError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     return 0

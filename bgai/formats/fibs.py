@@ -43,6 +43,7 @@ __all__ = [
     "interpret_fibs_board",
     "format_fibs_board",
     "FIBS_UNLIMITED",
+    "SCORE_CONVENTIONS",
 ]
 
 #: Match length FIBS uses for an unlimited match (read as money play, like GNU Backgammon).
@@ -244,11 +245,22 @@ def _field_name(i: int) -> str:
     return "?"  # pragma: no cover
 
 
-def interpret_fibs_board(fb: FIBSBoard | str) -> FIBSState:
+#: Score-field conventions accepted by :func:`interpret_fibs_board`.
+SCORE_CONVENTIONS = ("fibs", "gnubg")
+
+
+def interpret_fibs_board(fb: FIBSBoard | str, *, scores: str = "fibs") -> FIBSState:
     """The game state of a FIBS board, read the way GNU Backgammon's ``ProcessFIBSBoardInfo`` reads it.
 
     Args:
         fb: parsed fields, or the line itself.
+        scores: how to assign the two score fields.  ``'fibs'`` (FIBS CLIP, and ``ProcessFIBSBoardInfo``): the
+            first score is that of "you", the side of ``color``.  ``'gnubg'``: as GNU Backgammon's frontend
+            (``set player N external``, ``play.c``) writes them -- in the order of the *names*, which is gnubg's
+            player 0 first unless a double is pending, while the colours always make gnubg's player 1 "you"; so
+            without a pending double the first score belongs to the side of ``-color`` (checked against gnubg
+            1.07 in ``tests/test_serve_gnubg.py``; gnubg's own engine compensates in the same way when it
+            evaluates).  With a double pending both conventions agree.
 
     Returns:
         :class:`FIBSState` from the view of the side that must act.
@@ -279,6 +291,8 @@ def interpret_fibs_board(fb: FIBSBoard | str) -> FIBSState:
             f"FIBS board score {fb.score}-{fb.opponent_score} is not below the match length {match_length}"
         )
 
+    if scores not in SCORE_CONVENTIONS:
+        raise ValueError(f"scores must be one of {SCORE_CONVENTIONS}, got {scores!r}")
     doubled = bool(fb.was_doubled) or (not fb.may_double and not fb.opponent_may_double)
     you_on_turn = fb.turn == fb.color
     must_swap = doubled != (not you_on_turn)  # the side that must act is not "you"
@@ -286,9 +300,10 @@ def interpret_fibs_board(fb: FIBSBoard | str) -> FIBSState:
     can_double, opp_can_double = bool(fb.may_double), bool(fb.opponent_may_double)
     names = (fb.player, fb.opponent)
     if must_swap:
-        score, opp_score = opp_score, score
         can_double, opp_can_double = opp_can_double, can_double
         names = (fb.opponent, fb.player)
+    if must_swap != (scores == "gnubg" and not doubled):
+        score, opp_score = opp_score, score
 
     # The side on turn (fb.turn's colour) and its direction.
     color = fb.turn
@@ -337,15 +352,17 @@ def interpret_fibs_board(fb: FIBSBoard | str) -> FIBSState:
     )
 
 
-def format_fibs_board(state: FIBSState) -> str:
+def format_fibs_board(state: FIBSState, *, scores: str = "fibs") -> str:
     """Write a state as a FIBS ``board:`` line, in GNU Backgammon's writer convention.
 
     "You" (the first name, O, positive numbers, ``color`` 1, ``direction`` -1) is the side to act; with a
     double pending, "you" is the player doubled and ``turn`` is the doubler's colour (-1), as on FIBS.
-    :func:`interpret_fibs_board` reads the line back to an equal state.
+    :func:`interpret_fibs_board` with the same ``scores`` convention reads the line back to an equal state.
 
     Args:
         state: the state from the side to act's view.
+        scores: ``'fibs'`` (the first score is "you"'s) or ``'gnubg'`` (without a pending double the first
+            score is the other side's, as GNU Backgammon's frontend writes it; see :func:`interpret_fibs_board`).
 
     Returns:
         The line, without a line end.
@@ -367,12 +384,15 @@ def format_fibs_board(state: FIBSState) -> str:
         can_double = opp_can_double = True
     one_away = state.match_length and (state.match_length - 1 in state.score)
     post_crawford = int(bool(one_away and not state.crawford))
+    if scores not in SCORE_CONVENTIONS:
+        raise ValueError(f"scores must be one of {SCORE_CONVENTIONS}, got {scores!r}")
+    swap_scores = scores == "gnubg" and not state.doubled
     fb = FIBSBoard(
         player=state.names[0],
         opponent=state.names[1],
         match_length=state.match_length,
-        score=state.score[0],
-        opponent_score=state.score[1],
+        score=state.score[1] if swap_scores else state.score[0],
+        opponent_score=state.score[0] if swap_scores else state.score[1],
         points=tuple(pts),
         turn=-1 if state.doubled else 1,
         dice=tuple(dice),  # type: ignore[arg-type]

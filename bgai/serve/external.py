@@ -24,6 +24,10 @@ Session options: ``jacobyrule``, ``crawfordrule``, ``beavers`` (boolean ``on|off
 ``resignation 0..3``; evaluation options ``plies n``, ``noise x``, ``prune``, ``deterministic`` (accepted and
 ignored: bgai evaluates with its agent's own settings), ``cube on|off``, ``cubeful``, ``cubeless``.
 
+Scores: GNU Backgammon's frontend writes the two score fields in the order of its players (0 first) rather than
+of the colours; the server reads them that way by default (``scores='gnubg'``), or as FIBS does
+(``scores='fibs'``, for FIBS bots forwarding the server's lines).  See :func:`bgai.formats.fibs.interpret_fibs_board`.
+
 Robustness: NUL bytes are dropped (GNU Backgammon writes one after each board), ``\\n`` and ``\\r\\n`` both end a
 line, a bad line gets ``Error: <what is wrong>`` and the connection stays usable; lines longer than
 :data:`MAX_LINE` bytes are refused.  Every connection has its own state (debug flag, random generator); agent
@@ -134,11 +138,20 @@ class ExternalSession:
         bot: the bot that decides (shared between sessions; it is thread-safe).
         rng: this connection's random generator (for agents that use randomness).
         software: text of the ``Software:`` line of ``version``.
+        scores: how to read the two score fields of a board (:func:`bgai.formats.fibs.interpret_fibs_board`):
+            ``'gnubg'`` (default: as GNU Backgammon's frontend writes them) or ``'fibs'`` (FIBS CLIP, for FIBS
+            bots that forward the server's board lines).
     """
 
-    def __init__(self, bot: Bot, rng: np.random.Generator, software: str | None = None) -> None:
+    def __init__(
+        self, bot: Bot, rng: np.random.Generator, software: str | None = None, *, scores: str = "gnubg"
+    ) -> None:
         from bgai import __version__
+        from bgai.formats.fibs import SCORE_CONVENTIONS
 
+        if scores not in SCORE_CONVENTIONS:
+            raise ValueError(f"scores must be one of {SCORE_CONVENTIONS}, got {scores!r}")
+        self.scores = scores
         self.bot = bot
         self.rng = rng
         self.debug = False
@@ -210,7 +223,7 @@ class ExternalSession:
 
     def _state(self, board_text: str, opts: _Options) -> FIBSState:
         try:
-            state = interpret_fibs_board(parse_fibs_board(board_text))
+            state = interpret_fibs_board(parse_fibs_board(board_text), scores=self.scores)
         except BgaiError as exc:
             raise ProtocolError(f"badly formed board: {exc}") from None
         return state
@@ -325,7 +338,7 @@ class _Handler(socketserver.StreamRequestHandler):
     server: "ExternalServer"
 
     def handle(self) -> None:
-        session = ExternalSession(self.server.bot, self.server.next_rng(), self.server.software)
+        session = ExternalSession(self.server.bot, self.server.next_rng(), self.server.software, scores=self.server.scores)
         peer = "%s:%s" % self.client_address[:2]
         log.info("connection from %s", peer)
         while True:
@@ -367,6 +380,7 @@ class ExternalServer(socketserver.ThreadingTCPServer):
         seed: seed of the per-connection random generators (connection *k* gets ``default_rng([seed, k])``).
         on_exchange: optional callable ``(line, reply)`` called after each answered line (``reply`` None for
             quit); for transcripts and tests.  Called from the connection's thread.
+        scores: score-field convention of the boards (see :class:`ExternalSession`).
     """
 
     daemon_threads = True
@@ -380,8 +394,10 @@ class ExternalServer(socketserver.ThreadingTCPServer):
         seed: int = 0,
         software: str | None = None,
         on_exchange=None,
+        scores: str = "gnubg",
     ) -> None:
         self.bot = bot
+        self.scores = scores
         self.on_exchange = on_exchange
         self.seed = int(seed)
         self.software = software
@@ -408,19 +424,22 @@ class ExternalServer(socketserver.ThreadingTCPServer):
         return t
 
 
-def serve_external(bot: Bot, host: str = "localhost", port: int = 4242, *, seed: int = 0, ready=None) -> None:
+def serve_external(
+    bot: Bot, host: str = "localhost", port: int = 4242, *, seed: int = 0, scores: str = "gnubg", ready=None
+) -> None:
     """Serve the external-player protocol until interrupted (Ctrl-C).
 
     Args:
         bot: the bot.
         host, port: address to listen on.
         seed: seed for per-connection random generators.
+        scores: score-field convention (``'gnubg'`` or ``'fibs'``, see :class:`ExternalSession`).
         ready: optional callable given the bound :class:`ExternalServer` once listening.
 
     Raises:
         OSError: the address cannot be bound (e.g. the port is in use).
     """
-    with ExternalServer((host, port), bot, seed=seed) as server:
+    with ExternalServer((host, port), bot, seed=seed, scores=scores) as server:
         if ready is not None:
             ready(server)
         try:
