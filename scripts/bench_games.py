@@ -34,33 +34,43 @@ def _apply_gnubg_move(board: list[list[int]], move) -> None:
 
 
 def gnubg_game(args) -> tuple[int, int, int]:
-    """One pubeval-vs-pubeval game through gnubg_nn.pub_best_move; returns (winner seat, points, plies)."""
+    """One pubeval-vs-pubeval game through gnubg_nn.pub_best_move; returns (winner seat, points, plies).
+
+    The dice are drawn exactly as bgai's runner draws them (:mod:`bgai.play`: opening roll, then blocks of
+    ``DICE_BLOCK`` rolls from the game's generator), kept as Python lists so the loop itself stays lean.
+    """
     import gnubg_nn
 
-    from bgai.board import result_kind
-    from bgai.play import DiceStreams, dice_rng, opening_roll
+    from bgai.play import DICE_BLOCK, dice_rng, opening_roll
 
     seed, g = args
     rng = dice_rng(seed, g)
     d0, d1 = opening_roll(rng)
-    streams = DiceStreams([rng])
+    rolls = rng.integers(1, 7, size=(DICE_BLOCK, 2)).tolist()
     mover = 0 if d0 > d1 else 1
     dice = (max(d0, d1), min(d0, d1))
     start = [0] * 25
     start[23], start[12], start[7], start[5] = 2, 5, 3, 5
     board = [list(start), list(start)]  # [opponent, side on roll]
     plies = 0
-    one = np.zeros(1, dtype=np.int64)
+    best = gnubg_nn.pub_best_move
     while True:
-        move = gnubg_nn.pub_best_move(board, int(dice[0]), int(dice[1]))
-        _apply_gnubg_move(board, move)
-        plies += 1
+        _apply_gnubg_move(board, best(board, dice[0], dice[1]))
         if sum(board[1]) == 0:
-            _, pts = result_kind(np.array([[board[1], board[0]]], dtype=np.int8))
-            return mover, int(pts[0]), plies
+            loser = board[0]
+            if sum(loser) < 15:
+                points = 1
+            elif sum(loser[18:25]) > 0:  # loser's checkers on the bar or in the winner's home board
+                points = 3
+            else:
+                points = 2
+            return mover, points, plies + 1
         board = [board[1], board[0]]
         mover ^= 1
-        dice = streams.roll(one)[0]
+        if plies == len(rolls):
+            rolls.extend(rng.integers(1, 7, size=(DICE_BLOCK, 2)).tolist())
+        dice = rolls[plies]
+        plies += 1
 
 
 def run_gnubg(games: int, seed: int, workers: int):

@@ -47,9 +47,10 @@ def _tables() -> tuple[np.ndarray, np.ndarray]:
     """pubeval's weights as lookup tables for bgai's layout.
 
     Returns:
-        ``(points, extra)``: ``points`` ``(2 * 24 * 32,)`` float64, the contribution of one point, indexed by
-        ``weight set * 768 + column * 32 + key`` where the weight set is 0 race / 1 contact, the column is the
-        computer's (0 = its 1-point) and ``key`` = own checkers there (0..15) + 16 if the opponent has a blot
+        ``(points, extra)``: ``points`` ``(2 * 24 * 32,)`` float32 (summed in float64; float32 keeps the
+        gathers cheap and is the precision of Tesauro's and GNU Backgammon's code), the contribution of one point,
+        indexed by ``weight set * 768 + column * 32 + key`` where the weight set is 0 race / 1 contact, the column
+        is the computer's (0 = its 1-point) and ``key`` = own checkers there (0..15) + 16 if the opponent has a blot
         there; ``extra`` ``(2, 2)`` = [weight set, (opponent bar weight, off weight)].
     """
     points = np.zeros((2, 24, 32), dtype=np.float64)
@@ -67,10 +68,10 @@ def _tables() -> tuple[np.ndarray, np.ndarray]:
         points[r, :, :16] = contrib
         points[r, :, 16:] = contrib + own[:, 0:1]  # opponent blot (only possible with 0 own checkers)
         extra[r] = w[120], w[121]
-    return points.reshape(-1), extra
+    return points.reshape(-1).astype(np.float32), extra
 
 
-_COLUMN_BASE = (np.arange(24, dtype=np.int16) * 32)[None, :]
+_COLUMN_BASE = (np.arange(24, dtype=np.intp) * 32)[None, :]
 
 
 def is_race(boards: np.ndarray) -> np.ndarray:
@@ -101,11 +102,11 @@ def pubeval_scores(afterstates: np.ndarray, race: np.ndarray | bool) -> np.ndarr
     m = a.shape[0]
     contact = ~np.broadcast_to(np.asarray(race, dtype=bool), (m,))
     points, extra = _tables()
-    key = a[:, 0, :24].astype(np.int16)
-    key += (a[:, 1, 23::-1] == 1) * np.int16(16)  # opponent blot on the computer's column c = opponent column 23-c
+    key = a[:, 0, :24].astype(np.intp)
+    key += (a[:, 1, 23::-1] == 1) * 16  # opponent blot on the computer's column c = opponent column 23-c
     key += _COLUMN_BASE
-    key += (contact * np.int16(768)).astype(np.int16)[:, None]
-    score = points.take(key).sum(axis=1)
+    key += (contact * 768)[:, None]
+    score = np.add.reduce(points.take(key), axis=1, dtype=np.float64)
     off = 15 - a[:, 0].sum(axis=1, dtype=np.int16)
     ex = extra[contact.astype(np.intp)]
     score += ex[:, 0] * (a[:, 1, BAR] / 2.0) + ex[:, 1] * (off / 15.0)

@@ -145,8 +145,8 @@ def make_agent(spec: str) -> Agent:
             agent = NeuralAgent.load(name, **options)
         except BgaiError:
             raise
-        except (OSError, EOFError, RuntimeError, KeyError, ValueError) as exc:
-            raise CheckpointError(f"cannot load checkpoint {name!r}: {exc}") from exc
+        except Exception as exc:  # torch's unpickler raises many kinds (IndexError, UnpicklingError, ...)
+            raise CheckpointError(f"cannot load checkpoint {name!r}: {type(exc).__name__}: {exc}") from exc
     else:
         raise AgentSpecError(f"unknown agent {spec!r}; valid agents: {valid_specs()}")
     try:

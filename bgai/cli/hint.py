@@ -17,27 +17,12 @@ the agent in one call.  A bad line gets ``{"line": n, "error": "..."}``; the exi
 from __future__ import annotations
 
 import json
-import re
 import sys
 
 import numpy as np
 
-from bgai.errors import BgaiError, InvalidDiceError
-
-_DICE = re.compile(r"^\s*([1-6])\s*[-,/ ]?\s*([1-6])\s*$")
-
-
-def parse_dice(text: str) -> tuple[int, int]:
-    """``'31'``, ``'3-1'``, ``'3,1'`` or ``'3 1'`` -> ``(3, 1)``.
-
-    Raises:
-        InvalidDiceError: anything else (quoting the text).
-    """
-    m = _DICE.match(text or "")
-    if not m:
-        raise InvalidDiceError(f"bad dice {text!r}: expected two digits 1..6 such as '31' or '3-1'")
-    return int(m.group(1)), int(m.group(2))
-
+from bgai.cli.moves import parse_dice  # the same dice syntax as ``bgai moves``: 31, 3-1, 3,1
+from bgai.errors import BgaiError
 
 def register(subparsers) -> None:
     """Add the ``hint`` subcommand."""
