@@ -83,6 +83,9 @@ def save_checkpoint(ckpt: dict[str, Any], path: str | os.PathLike) -> None:
             torch.save(ckpt, fh)
             fh.flush()
             os.fsync(fh.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual permissions
         os.replace(tmp, path)
     except BaseException:
         try:
