@@ -6,10 +6,11 @@ resignation and cube decisions.  Agent calls are serialised with a lock, so one 
 threads of a server without answers getting mixed up; randomness comes from a ``np.random.Generator`` passed in
 by the caller (one per connection or game).
 
-Cube decisions go through :mod:`bgai.cube` when it provides them (see :meth:`Bot.cube_advice`); otherwise the
-documented conservative policy is used: **never double, always take** (cubeless play cannot lose more than it
-would with the cube kept in the middle by the other side's choices, and a take is never worse than a drop by
-more than the cube value).
+Cube decisions go through :mod:`bgai.cube` (GNU Backgammon-style 0-ply cubeful equities from the agent's
+probabilities) when the agent has probabilities; otherwise a documented fallback is used: **never double,
+always take** (an agent without an evaluation cannot judge the cube; never doubling only gives away the cube's
+value, always taking can cost more than a drop in hopeless positions -- serve a neural or gnubg agent for real
+cube play).
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bgai.agents.base import Agent, ProbabilityAgent, ValueAgent
-from bgai.board import as_batch, flip
-from bgai.equity import OUTPUTS, cubeless_equity
+from bgai.board import as_batch
+from bgai.equity import cubeless_equity
 from bgai.errors import BgaiError, InvalidDiceError
 
-__all__ = ["Bot", "RankedPlay", "CubeAdvice", "CONSERVATIVE_CUBE"]
+__all__ = ["Bot", "RankedPlay", "CubeAdvice", "CONSERVATIVE_CUBE", "default_agent_spec"]
 
 #: Name of the fallback cube policy.
 CONSERVATIVE_CUBE = "conservative (never double, always take)"
@@ -282,16 +283,6 @@ def _cube_from_library(bot: Bot, board: np.ndarray, **kw) -> CubeAdvice | None:
     except ImportError:  # pragma: no cover - adapter is part of the package
         return None
     return _cube_adapter.advise(bot, board, **kw)
-
-
-def outputs_dict(probs: np.ndarray) -> dict[str, float]:
-    """``{'win': .., 'win_gammon': .., ...}`` from a ``(5,)`` probability array (:data:`bgai.equity.OUTPUTS`)."""
-    return {k: float(v) for k, v in zip(OUTPUTS, probs)}
-
-
-def mover_view(afterstate: np.ndarray) -> np.ndarray:
-    """The position of the player now on roll after ``afterstate`` (rows swapped)."""
-    return flip(afterstate)
 
 
 def default_agent_spec() -> str:
