@@ -146,11 +146,13 @@ class GameRecord:
         return out
 
     def transcript(self, names: tuple[str, str] = ("A", "B")) -> str:
-        """A readable game record: one line per ply, ``'  1 A 31: 8/5 6/5'`` (``'(no play)'`` for a pass)."""
+        """A readable game record: one line per ply, ``'  1 A 31: 8/5 6/5'`` (``'(no play)'`` for a pass), then
+        the result line; the higher die is written first."""
         lines = []
         for k, (seat, dice, play) in enumerate(zip(self.movers, self.dice, self.plays())):
             who = names[0] if int(seat) == self.a_seat else names[1]
-            lines.append(f"{k + 1:3d} {who} {int(dice[0])}{int(dice[1])}: {play or '(no play)'}")
+            hi, lo = max(int(dice[0]), int(dice[1])), min(int(dice[0]), int(dice[1]))
+            lines.append(f"{k + 1:3d} {who} {hi}{lo}: {play or '(no play)'}")
         winner = names[0] if self.winner_seat == self.a_seat else names[1]
         kind = {1: "single game", 2: "gammon", 3: "backgammon"}[self.points]
         lines.append(f"{winner} wins {self.points} point{'s' if self.points > 1 else ''} ({kind})")

@@ -167,3 +167,41 @@ def test_checker_counts_conserved_through_a_game():
             assert (total_on <= NUM_CHECKERS).all()
         # positions chain: the next position is the flipped afterstate
         np.testing.assert_array_equal(rec.positions()[1:], flip(rec.afterstates[:-1]))
+
+
+def test_record_converts_to_notation_and_transcript():
+    agent = PubevalAgent()
+    res = play_games((agent, RandomAgent()), [dice_rng(1, g) for g in range(6)], np.random.default_rng(1), record=True)
+    for rec in res.records:
+        plays = rec.plays()
+        assert len(plays) == len(rec.dice)
+        assert all(isinstance(p, str) for p in plays)
+        text = rec.transcript(("pubeval", "random"))
+        lines = text.splitlines()
+        assert len(lines) == len(plays) + 1
+        assert lines[-1].split()[0] == ("pubeval" if rec.winner_seat == rec.a_seat else "random")
+
+
+def test_record_notation_of_textbook_openings():
+    textbook = {(3, 1): "8/5 6/5", (4, 2): "8/4 6/4", (6, 1): "13/7 8/7"}
+    # games whose opening roll is 31, 42 or 61, won by seat 0 (pubeval's seat)
+    games = [g for g in range(300) if (lambda d: d[0] > d[1] and (d[0], d[1]) in textbook)(opening_roll(dice_rng(6, g)))]
+    assert len(games) >= 5
+    res = play_games((PubevalAgent(), RandomAgent()), [dice_rng(6, g) for g in games], np.random.default_rng(0),
+                     record=True)
+    for rec in res.records:
+        assert rec.movers[0] == rec.a_seat == 0
+        assert rec.plays()[0] == textbook[tuple(int(d) for d in rec.dice[0])]
+
+
+def test_record_with_illegal_afterstate_is_rejected():
+    from bgai.errors import IllegalMoveError
+
+    res = play_games((PubevalAgent(), PubevalAgent()), [dice_rng(2, 0)], np.random.default_rng(0), record=True)
+    rec = res.records[0]
+    rec.afterstates = rec.afterstates.copy()
+    rec.afterstates[0] = starting_board()  # "no play" where plays are legal
+    rec.afterstates[0, 0, 5] -= 1
+    rec.afterstates[0, 0, 4] += 1  # 6/5 with a roll that is not a 1 ... or an incomplete play
+    with pytest.raises(IllegalMoveError, match="ply 1"):
+        rec.plays()
