@@ -364,12 +364,12 @@ def _delta_table() -> np.ndarray:
 
 
 def _pack_bits(flags: np.ndarray) -> np.ndarray:
-    """``(K, 25)`` bool (columns = points 1..24, bar) -> ``(K,)`` uint32 with column ``j`` at bit ``j + 1``."""
-    k, w = flags.shape
-    packed = np.packbits(flags, axis=1, bitorder="little")
-    if packed.shape[1] < 4:
-        packed = np.concatenate([packed, np.zeros((k, 4 - packed.shape[1]), dtype=np.uint8)], axis=1)
-    return np.ascontiguousarray(packed).view("<u4").reshape(k).astype(_U32, copy=False) << _ONE
+    """``(..., K, 24 or 25)`` bool (columns = points 1..24, bar) -> ``(..., K)`` uint32, column ``j`` at bit ``j + 1``."""
+    packed = np.packbits(flags, axis=-1, bitorder="little")  # 3 or 4 bytes
+    if packed.shape[-1] < 4:
+        pad = np.zeros(packed.shape[:-1] + (4 - packed.shape[-1],), dtype=np.uint8)
+        packed = np.concatenate([packed, pad], axis=-1)
+    return np.ascontiguousarray(packed).view("<u4")[..., 0].astype(_U32, copy=False) << _ONE
 
 
 def _expand(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -407,8 +407,7 @@ def _afterstates_fast(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.n
     me = b[:, 0, :]
     opp_mine = b[:, 1, 23::-1]  # opponent's count on the mover's points 1..24
     occ = _pack_bits(me > 0)
-    open_ = _pack_bits(opp_mine < 2)
-    blot = _pack_bits(opp_mine == 1)
+    open_, blot = _pack_bits(np.stack([opp_mine < 2, opp_mine == 1]))
     d1 = dice[:, 0].astype(_U32)
     d2 = dice[:, 1].astype(_U32)
     hi = np.maximum(d1, d2)
@@ -506,7 +505,7 @@ def _doubles(J, me, occ_all, open_, blot, hi, groups) -> None:
     st_op = open_[J]
     st_hb = blot[J]  # blots not hit yet
     mj = me[J]
-    levs = [occ_all[J]] + [_pack_bits(mj >= k) for k in (2, 3, 4)]  # checker counts >= 1, 2, 3, 4
+    levs = [occ_all[J]] + list(_pack_bits(np.stack([mj >= 2, mj >= 3, mj >= 4])))  # counts >= 1, 2, 3, 4
     st_pos = np.arange(len(J))
     limit = None
     nullpair = _DNULL * 51 + _DNULL
@@ -569,7 +568,7 @@ def _assemble(b, n, groups) -> tuple[np.ndarray, np.ndarray]:
     kb = np.concatenate([g[2] for g in groups])
     order = np.argsort(pos, kind="stable")  # a few sorted runs: cheap
     src = np.repeat(np.arange(n, dtype=np.int64), np.bincount(pos, minlength=n))
-    out = np.take(b.reshape(n, 50), src, axis=0)
-    out += np.take(table, np.take(ka, order), axis=0)
-    out += np.take(table, np.take(kb, order), axis=0)
+    out = np.take(b.reshape(n, 50), src, axis=0, mode="clip")  # indices are valid: 'clip' skips the checks
+    out += np.take(table, np.take(ka, order, mode="clip"), axis=0, mode="clip")
+    out += np.take(table, np.take(kb, order, mode="clip"), axis=0, mode="clip")
     return out.reshape(-1, 2, 25), src
