@@ -445,7 +445,7 @@ def _nondoubles(J, me, occ_all, open_, blot, hi, lo, groups) -> None:
             L2 &= ~drop[r1] | tb
         blr = bl[r1]
         ka1 = s1 * 12 + (f64[r1] * 2 - 14) + ((blr & tb) != 0)  # table row of the first step
-        bl_after = blr & ~tb  # a blot hit by the first step is not hit again
+        hs = (blr & ~tb) << sec  # bit p: the second step from p hits (a blot the first step did not hit)
         sec64 = s64[r1]
         kb_off = sec64 * 2 - 14
         # plays that may duplicate another: the same checker again (chain), a step landing where the first
@@ -457,12 +457,12 @@ def _nondoubles(J, me, occ_all, open_, blot, hi, lo, groups) -> None:
             r2, s2 = _expand(mask)
             if len(r2) == 0:
                 continue
-            t2 = s2 - sec64[r2]
             kA = ka1[r2]
-            kB = s2 * 12 + kb_off[r2] + ((bl_after[r2] & _DEST[t2 + 8]) != 0)
+            kB = s2 * 12 + kb_off[r2] + ((hs[r2] >> s2.astype(_U32)) & _ONE)
             p = r1[r2]
             has2[p] = True
             if risky:
+                t2 = s2 - sec64[r2]
                 risky_parts.append((p, s1[r2], t1[r2], s2, t2, kA, kB, np.full(len(p), way + 1, dtype=np.int64)))
             else:
                 groups.append((J[p], kA, kB))
@@ -500,10 +500,9 @@ def _nondoubles(J, me, occ_all, open_, blot, hi, lo, groups) -> None:
 def _doubles(J, me, occ_all, open_, blot, hi, groups) -> None:
     """Plays of the double inputs ``J``: up to four steps, sources non-increasing (each play exactly once)."""
     st_d = hi[J]
-    st_d64 = st_d.astype(np.int64)
-    st_base = 301 + (st_d64 - 1) * 2601  # table offset of the die's pair codes
+    st_base = 301 + (st_d.astype(np.int64) - 1) * 2601  # table offset of the die's pair codes
     st_op = open_[J]
-    st_hb = blot[J]  # blots not hit yet
+    st_hs = blot[J] << st_d  # bit p: a step from p would hit (a blot not hit yet on p - d)
     mj = me[J]
     levs = [occ_all[J]] + list(_pack_bits(np.stack([mj >= 2, mj >= 3, mj >= 4])))  # counts >= 1, 2, 3, 4
     st_pos = np.arange(len(J))
@@ -536,9 +535,8 @@ def _doubles(J, me, occ_all, open_, blot, hi, groups) -> None:
                 groups.append((J[st_pos[fin]], kA, kB))
         if len(r) == 0:
             break
-        tb = _DEST[s - st_d64[r] + 8]
-        hb = st_hb[r]
-        code = s * 2 - 2 + ((hb & tb) != 0)
+        hs = st_hs[r]
+        code = s * 2 - 2 + ((hs >> s.astype(_U32)) & _ONE)
         if k == 1:
             acc1 = code
         elif k == 2:
@@ -550,14 +548,16 @@ def _doubles(J, me, occ_all, open_, blot, hi, groups) -> None:
             groups.append((J[child_pos], kA3[r], cb3[r] + code))
             break
         sb = _POW2[s]
+        st_d = st_d[r]
+        tb = (sb >> st_d) & ~_ONE  # the destination (none when borne off)
         old = [x[r] for x in levs[: 5 - k]]  # count levels 1..(5-k) of the parents
         new = [(old[j] & ~sb) | (old[j + 1] & sb) for j in range(4 - k)]  # one fewer on the source
         for j in range(4 - k - 1, -1, -1):  # one more on the destination
             new[j] = new[j] | (tb if j == 0 else new[j - 1] & tb)
         levs = new
-        limit = (_U32(2) << s.astype(_U32)) - _ONE
-        st_pos, st_op, st_d, st_d64, st_base = child_pos, st_op[r], st_d[r], st_d64[r], st_base[r]
-        st_hb = hb & ~tb
+        limit = (sb << _ONE) - _ONE
+        st_pos, st_op, st_base = child_pos, st_op[r], st_base[r]
+        st_hs = hs & ~sb
 
 
 def _assemble(b, n, groups) -> tuple[np.ndarray, np.ndarray]:
