@@ -155,6 +155,11 @@ def test_wildbg_compatible_move(pubeval):
         ("/move?die1=3&die2=1&p1=1&x_away=3&o_away=2", 400, "only money games"),
         (f"/api/plays?position_id={START}&die1=x&die2=1", 422, None),
         (f"/api/evaluate?position_id={START}", 409, "gives no probabilities"),
+        (f"/api/cube?position_id={START}&cube_value=3&cube_owner=opponent", 400, "power of two"),
+        (f"/api/cube?position_id={START}&cube_value=2&cube_owner=mine", 400, "cube_owner must be"),
+        (f"/api/cube?position_id={START}&cube_value=2", 400, "has an owner"),
+        (f"/api/cube?position_id={START}&cube_value=2&cube_owner=opponent&match_id=cAkAAAAAAAAA", 400, "not both"),
+        (f"/api/cube?position_id={START}&jacoby=perhaps", 422, None),
     ],
 )
 def test_malformed_requests_get_4xx_json_saying_what_is_wrong(pubeval, query, status, message):
@@ -206,6 +211,11 @@ def test_evaluate_and_cube_with_a_probability_agent(gnubg):
     b[1, 0] = 0
     r = c.get("/api/cube", params={"position_id": encode_position_id(b)}).json()
     assert r["take"] is False
+    # money cube given directly: owned by the opponent -> no double available
+    r = c.get("/api/cube", params={"position_id": encode_position_id(b), "cube_value": 4, "cube_owner": "opponent"}).json()
+    assert r["double"] is False and r["state"]["cube_value"] == 4 and r["state"]["cube_owner"] == "opponent"
+    r2 = c.get("/api/cube", params={"position_id": encode_position_id(b), "cube_value": 4, "cube_owner": "on_roll"}).json()
+    assert r2["state"]["cube_owner"] == "on roll" and r2["no_double"] != r["no_double"]
     # wildbg-compatible /eval
     r = c.get("/eval?" + START_WILDBG).json()
     assert r["probabilities"]["win"] == pytest.approx(float(bot.probabilities(starting_board())[0]))

@@ -9,7 +9,9 @@ Positions are given in any of three forms (exactly one per request):
   ``p25`` its bar, ``p0`` the opponent's bar; see :mod:`bgai.formats.wildbg`).
 
 Dice: ``dice=31`` (or ``3-1``) or ``die1=3&die2=1``.  Cube and score: ``match_id=...`` (GNU Backgammon Match
-ID; its player on roll is the side of the position), or taken from the XGID; default a centred cube in money play.
+ID; its player on roll is the side of the position), or taken from the XGID, or for money play
+``cube_value=2&cube_owner=on_roll|opponent|centred[&jacoby=false]``; default a centred cube in money play with
+the Jacoby rule.
 
 Endpoints (all ``GET``; every answer is JSON):
 
@@ -153,6 +155,28 @@ def _parse_query(params) -> _Query:
         q.jacoby = ms.jacoby
         if q.dice is None and ms.dice != (0, 0):
             q.dice = tuple(ms.dice)
+    cube_keys = [k for k in ("cube_value", "cube_owner", "jacoby") if params.get(k) is not None]
+    if cube_keys:
+        if has_xgid or params.get("match_id") is not None:
+            raise RequestError(f"give the cube either as {'/'.join(cube_keys)} or in the XGID / match_id, not both")
+        cv = params.get("cube_value", "1")
+        try:
+            q.cube_value = int(cv)
+        except ValueError:
+            raise RequestError(f"cube_value must be 1, 2, 4, ..., got {cv!r}") from None
+        if q.cube_value < 1 or q.cube_value & (q.cube_value - 1):
+            raise RequestError(f"cube_value must be a power of two (1, 2, 4, ...), got {q.cube_value}")
+        owner = params.get("cube_owner", "centred")
+        owners = {"centred": -1, "centered": -1, "on_roll": 0, "opponent": 1}
+        if owner not in owners:
+            raise RequestError(f"cube_owner must be centred, on_roll or opponent, got {owner!r}")
+        q.cube_owner = owners[owner]
+        if (q.cube_owner == -1) != (q.cube_value == 1):
+            raise RequestError("a centred cube is on 1 and a cube on 2 or more has an owner")
+        jac = params.get("jacoby", "true").lower()
+        if jac not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+            raise RequestError(f"jacoby must be true or false, got {jac!r}")
+        q.jacoby = jac in ("true", "1", "yes", "on")
     if q.match_length == 0:
         q.score = (0, 0)
     return q
@@ -316,6 +340,9 @@ def create_app(bot: Bot, *, seed: int = 0):
         position_id: str | None = None,
         xgid: str | None = None,
         match_id: str | None = None,
+        cube_value: int | None = None,
+        cube_owner: str | None = None,
+        jacoby: bool | None = None,
     ) -> dict:
         """Cubeless outcome probabilities (win, win gammon, win backgammon, lose gammon, lose backgammon) of the
         side on roll before it rolls, cubeless equity (ppg) and cubeful equity (per unit of the cube; the
@@ -331,6 +358,9 @@ def create_app(bot: Bot, *, seed: int = 0):
         position_id: str | None = None,
         xgid: str | None = None,
         match_id: str | None = None,
+        cube_value: int | None = None,
+        cube_owner: str | None = None,
+        jacoby: bool | None = None,
     ) -> dict:
         """Should the side on roll double, and should the opponent take?  Uses bgai.cube on the agent's
         probabilities (agents without probabilities: the conservative policy, never double, always take)."""

@@ -1,4 +1,5 @@
-// bgai web page: play a money game (cubeless, gammons count) against the bot served by bgai's HTTP API.
+// bgai web page: play a money game against the bot served by bgai's HTTP API: the cube (doubles, takes, drops;
+// the bot's cube decisions come from /api/cube) and the Jacoby rule (gammons count only once the cube is turned).
 // Boards are bgai's layout: [[25 counts of the side], [25 counts of the other side]], columns 0..23 = points
 // 1..24 of that side, 24 = its bar.  The page keeps the board from YOUR view (row 0 = you); the bot's turn uses
 // the flipped board.  Legal plays come from /api/plays; only those can be played.
@@ -28,7 +29,8 @@ function startRow() {
 
 const S = {
   board: [startRow(), startRow()],
-  phase: "idle", // idle | busy | roll | move | over
+  phase: "idle", // idle | busy | roll | move | doubled | over
+  cube: { value: 1, owner: "centred" }, // owner: centred | you | bot
   dice: null,
   plays: [],
   score: { you: 0, bot: 0 },
@@ -115,6 +117,8 @@ function drawBoard() {
   svg.appendChild(el("text", { x: 715, y: 262, "text-anchor": "middle", "font-size": 12, fill: "#fff" }, "off"));
   $("dice").textContent = S.dice ? `Dice: ${S.dice[0]} ${S.dice[1]}` : "";
   $("score").textContent = `You ${S.score.you} \u2013 bgai ${S.score.bot}`;
+  const owner = { centred: "centred", you: "yours", bot: "bgai's" }[S.cube.owner];
+  $("cube").textContent = `Cube: ${S.cube.value} (${owner})`;
 }
 
 function setStatus(text) { $("status").textContent = text; }
@@ -139,6 +143,9 @@ const pct = (x) => (100 * x).toFixed(1) + "%";
 
 function setControls() {
   $("roll").disabled = S.phase !== "roll";
+  $("double").disabled = !(S.phase === "roll" && S.mayDouble && S.cube.owner !== "bot");
+  $("take").disabled = S.phase !== "doubled";
+  $("drop").disabled = S.phase !== "doubled";
   const moving = S.phase === "move";
   $("plays").disabled = !moving;
   $("typed").disabled = !moving;
@@ -148,10 +155,12 @@ function setControls() {
 
 // ------------------------------------------------------------------------------------------------ game flow
 function finishGame(result, youWon) {
-  const pts = result.points;
+  // result: {points: 1|2|3} for a game played out, {dropped: true} when a double was dropped
+  const kindPts = result.dropped ? 1 : (S.cube.owner === "centred" ? 1 : result.points); // Jacoby rule
+  const pts = kindPts * S.cube.value;
   if (youWon) S.score.you += pts; else S.score.bot += pts;
-  const kind = ["", "single game", "gammon", "backgammon"][pts];
-  const text = `${youWon ? "You win" : "bgai wins"} a ${kind} (${pts} point${pts > 1 ? "s" : ""}).`;
+  const kind = result.dropped ? "the game (double dropped)" : "a " + ["", "single game", "gammon", "backgammon"][result.points];
+  const text = `${youWon ? "You win" : "bgai wins"} ${kind} (${pts} point${pts > 1 ? "s" : ""}).`;
   logLine(text);
   setStatus(text + ' Press "New game" to play again.');
   S.games += 1;
@@ -163,6 +172,7 @@ function finishGame(result, youWon) {
 
 async function newGame() {
   S.board = [startRow(), startRow()];
+  S.cube = { value: 1, owner: "centred" };
   S.phase = "busy";
   setControls();
   setError("");
@@ -203,7 +213,7 @@ async function humanMove(dice) {
   sel.innerHTML = "";
   if (!S.plays.length) {
     logLine(`You rolled ${dice[0]}${dice[1]}: no legal play.`);
-    await botTurn(roll());
+    await botTurn(null);
     return;
   }
   S.plays.forEach((p, i) => {
@@ -216,6 +226,58 @@ async function humanMove(dice) {
   setStatus(`You rolled ${dice[0]}${dice[1]}: choose one of ${S.plays.length} legal play${S.plays.length > 1 ? "s" : ""}.`);
   S.phase = "move";
   setControls();
+}
+
+function cubeQuery(b, mover) {
+  // /api/cube parameters for board b (from the view of `mover`, "you" or "bot", who is on roll)
+  const q = wildbgQuery(b);
+  if (S.cube.owner !== "centred") {
+    q.set("cube_value", String(S.cube.value));
+    q.set("cube_owner", S.cube.owner === mover ? "on_roll" : "opponent");
+  }
+  return q;
+}
+
+async function humanDouble() {
+  if (S.phase !== "roll" || S.cube.owner === "bot") return;
+  S.phase = "busy";
+  setControls();
+  let r;
+  try {
+    r = await api("/api/cube", cubeQuery(S.board, "you"));
+  } catch (e) {
+    setError("server error: " + e.message);
+    S.phase = "roll";
+    setControls();
+    return;
+  }
+  if (r.take) {
+    S.cube = { value: 2 * S.cube.value, owner: "bot" };
+    logLine(`You double to ${S.cube.value}: bgai takes.`);
+    S.mayDouble = false;
+    S.phase = "roll";
+    setStatus("bgai took your double. Roll the dice.");
+    drawBoard();
+    setControls();
+  } else {
+    logLine(`You double to ${2 * S.cube.value}: bgai drops.`);
+    finishGame({ dropped: true }, true);
+  }
+}
+
+async function humanTake(take) {
+  if (S.phase !== "doubled") return;
+  S.phase = "busy";
+  setControls();
+  if (!take) {
+    logLine("You drop.");
+    finishGame({ dropped: true }, false);
+    return;
+  }
+  S.cube = { value: 2 * S.cube.value, owner: "you" };
+  logLine(`You take: the cube is on ${S.cube.value}.`);
+  drawBoard();
+  await botMove(roll());
 }
 
 function normalise(t) { return t.trim().toLowerCase().replace(/\s+/g, " "); }
@@ -247,10 +309,33 @@ async function humanPlay() {
   $("plays").innerHTML = "";
   drawBoard();
   if (choice.game_over) { finishGame(choice.result, true); return; }
-  await botTurn(roll());
+  await botTurn(null);
 }
 
 async function botTurn(dice) {
+  // the bot's turn; `dice` given for the opening roll, else it may double first, then rolls
+  S.phase = "busy";
+  setControls();
+  if (!dice && S.cube.owner !== "you") {
+    try {
+      const r = await api("/api/cube", cubeQuery(flip(S.board), "bot"));
+      if (r.double) {
+        logLine(`bgai doubles to ${2 * S.cube.value}.`);
+        if (r.action) showEvaluation([["bgai's cube decision", r.action], ["no double", r.no_double.toFixed(3)],
+          ["double/take", r.double_take.toFixed(3)], ["double/pass", r.double_pass.toFixed(3)]]);
+        S.phase = "doubled";
+        setStatus(`bgai doubles to ${2 * S.cube.value}: take or drop?`);
+        setControls();
+        return;
+      }
+    } catch (e) {
+      setError("server error: " + e.message);
+    }
+  }
+  await botMove(dice || roll());
+}
+
+async function botMove(dice) {
   S.phase = "busy";
   setControls();
   setStatus("bgai is thinking...");
@@ -269,7 +354,7 @@ async function botTurn(dice) {
   }
   const best = r.best;
   if (!best) {
-    logLine(`bgai ${dice[0]}${dice[1]}: no legal play.`);
+    logLine(`bgai rolled ${dice[0]}${dice[1]}: no legal play.`);
   } else {
     S.moves += 1;
     logLine(`bgai ${dice[0]}${dice[1]}: ${best.play}`);
@@ -289,7 +374,8 @@ async function botTurn(dice) {
   drawBoard();
   if (best && best.game_over) { finishGame(best.result, false); return; }
   S.phase = "roll";
-  setStatus("Your turn: roll the dice.");
+  S.mayDouble = S.cube.owner !== "bot";
+  setStatus(S.mayDouble ? "Your turn: roll the dice, or double." : "Your turn: roll the dice.");
   setControls();
 }
 
@@ -297,6 +383,9 @@ async function botTurn(dice) {
 $("new").addEventListener("click", () => { newGame(); });
 $("roll").addEventListener("click", () => { humanRoll(); });
 $("play").addEventListener("click", () => { humanPlay(); });
+$("double").addEventListener("click", () => { humanDouble(); });
+$("take").addEventListener("click", () => { humanTake(true); });
+$("drop").addEventListener("click", () => { humanTake(false); });
 $("typed").addEventListener("keydown", (e) => { if (e.key === "Enter") humanPlay(); });
 $("plays").addEventListener("dblclick", () => { humanPlay(); });
 
@@ -317,7 +406,10 @@ async function autoplay(n, stopAfter) {
         return;
       }
       if (S.phase === "roll") {
-        $("roll").click();
+        if (!$("double").disabled && rand() < 0.08) $("double").click();
+        else $("roll").click();
+      } else if (S.phase === "doubled") {
+        if (rand() < 0.75) $("take").click(); else $("drop").click();
       } else if (S.phase === "move") {
         if (!checkedIllegal) {
           $("typed").value = "24/1 24/1";
