@@ -102,14 +102,19 @@ class RacerAgent(HeuristicAgent):
     name = "racer"
 
     def evaluate_plays(self, boards: np.ndarray, afterstates: np.ndarray, src: np.ndarray) -> np.ndarray:
-        a = as_batch(afterstates)
-        pips = pip_counts(a).astype(np.float64)
-        lead = pips[:, 1] - pips[:, 0]
-        blots = exposed_blots(a).sum(axis=1)
-        outside = a[:, 0, 6:].sum(axis=1, dtype=np.int16)
-        back = a[:, 0, 18:].sum(axis=1, dtype=np.int16)
-        off = 15 - a[:, 0].sum(axis=1, dtype=np.int16)
-        return lead - 6.0 * blots - 0.5 * outside - 2.0 * back + 2.0 * off
+        return racer_scores(afterstates)
+
+
+def racer_scores(afterstates: np.ndarray) -> np.ndarray:
+    """``(M,)`` float64: the racer's score (rules 1-5 of :class:`RacerAgent`) of ``(M, 2, 25)`` afterstates."""
+    a = as_batch(afterstates)
+    pips = pip_counts(a).astype(np.float64)
+    lead = pips[:, 1] - pips[:, 0]
+    blots = exposed_blots(a).sum(axis=1)
+    outside = a[:, 0, 6:].sum(axis=1, dtype=np.int16)
+    back = a[:, 0, 18:].sum(axis=1, dtype=np.int16)
+    off = 15 - a[:, 0].sum(axis=1, dtype=np.int16)
+    return lead - 6.0 * blots - 0.5 * outside - 2.0 * back + 2.0 * off
 
 
 #: Value of a made point for the blocker, by the mover's point number 1..24 (index 0 = the 1-point).
@@ -155,6 +160,4 @@ class BlockerAgent(HeuristicAgent):
         off = 15 - a[:, 0].sum(axis=1, dtype=np.int16)
         lead = pips[:, 1] - pips[:, 0]
         contact = points + prime_bonus + 4.0 * hits - 3.0 * exposed - 0.5 * (blots - exposed) + 0.05 * lead + off
-        outside = a[:, 0, 6:].sum(axis=1, dtype=np.int16)
-        race = lead - 0.5 * outside + 2.0 * off
-        return np.where(is_race(boards)[np.asarray(src)], race, contact)
+        return np.where(is_race(boards)[np.asarray(src)], racer_scores(a), contact)
