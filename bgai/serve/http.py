@@ -319,7 +319,9 @@ def create_app(bot: Bot, *, seed: int = 0):
 
     def _cube_json(adv) -> dict:
         out = {"double": adv.double, "take": adv.take, "policy": adv.policy}
-        out.update(adv.equities)
+        # bgai.cube's cubeless figure applies the cube state's gammon prices (Jacoby rule); the top-level
+        # cubeless_equity of /api/evaluate is the plain one, so only one is reported
+        out.update({k: v for k, v in adv.equities.items() if k != "cubeless"})
         return out
 
     def _state_json(q: _Query) -> dict:
