@@ -66,9 +66,9 @@ class Play:
 
     Attributes:
         steps: the single-die steps in an order in which they can be played, ``((from, to, hit), ...)``, from the
-            mover's view (``from`` 25 = bar, ``to`` 0 = off).  For a non-double the higher die is played first
-            whenever that order reaches the same position (GNU Backgammon's choice); empty when nothing can be
-            played.
+            mover's view (``from`` 25 = bar, ``to`` 0 = off), as GNU Backgammon lists them: all dice the play
+            uses, from the back of the board first, the higher die first when both orders reach the same
+            position; ``hit`` on the step that first lands on a blot.  Empty when nothing can be played.
         afterstate: ``(2, 25)`` int8 read-only board after the play, mover's view (rows not swapped).
     """
 
@@ -228,7 +228,9 @@ def legal_plays(board, dice) -> list[Play]:
     for steps, _, me, opp in plays:
         arr = np.array([me, opp], dtype=np.int8)
         arr.setflags(write=False)
-        out.append(Play(steps=steps, afterstate=arr))
+        # GNU Backgammon lists a play's steps from the back (stable: higher die first on the same point); that
+        # order is always playable (a step never depends on one from a lower point)
+        out.append(Play(steps=tuple(sorted(steps, key=lambda st: -st[0])), afterstate=arr))
     return out
 
 

@@ -82,3 +82,23 @@ def test_legal_plays_afterstates_equal_batched(reference_pairs):
         single = [p.afterstate.tobytes() for p in legal_plays(boards[i], dice[i])]
         assert len(single) == len(set(single))
         assert set(single) == batch, (i, dice[i].tolist())
+
+
+def test_representative_steps_are_the_ones_gnubg_lists(reference_pairs, gnubg_ref):
+    """legal_plays picks, for each afterstate, the step list GNU Backgammon gives (gnubg_nn.moves verbose)."""
+    import gnubg_nn
+
+    boards, dice, _, _ = reference_pairs
+    rng = np.random.default_rng(5)
+    n = 0
+    for i in rng.choice(len(boards), size=400, replace=False):
+        b, (d1, d2) = boards[i], dice[i]
+        gb = [b[1].tolist(), b[0].tolist()]
+        listed = {}
+        for key, steps in gnubg_nn.moves(gb, int(max(d1, d2)), int(min(d1, d2)), 1):
+            listed[bytes.fromhex(key.translate(str.maketrans("ABCDEFGHIJKLMNOP", "0123456789abcdef")))] = steps
+        for p in legal_plays(b, (d1, d2)):
+            if p.steps:
+                assert tuple((f, t) for f, t, _ in p.steps) == tuple(listed[gnubg_ref.keys(p.afterstate[None])[0]])
+                n += 1
+    assert n > 3000
