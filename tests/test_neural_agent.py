@@ -97,13 +97,14 @@ def test_two_ply_recurses_on_one_ply(ckpt_path, positions):
 
 def test_finished_positions_are_exact(ckpt_path):
     agent = NeuralAgent.load(ckpt_path, ply=0)
-    b = np.zeros((2, 2, 25), dtype=np.int8)
+    b = np.zeros((3, 2, 25), dtype=np.int8)
     b[0, 0, 0] = 15  # side on roll, nothing off: opponent (row 1) has borne off all -> gammon loss
     b[1, 0, 23] = 1  # one checker in the opponent's home board -> backgammon loss
     b[1, 0, 0] = 14
+    b[2, 0, 0] = 1  # one checker left (it could bear it off, but the game is already over): single loss
     over, exact = finished_probabilities(b)
     assert over.all()
-    np.testing.assert_array_equal(exact, [[0, 0, 0, 1, 0], [0, 0, 0, 1, 1]])
+    np.testing.assert_array_equal(exact, [[0, 0, 0, 1, 0], [0, 0, 0, 1, 1], [0, 0, 0, 0, 0]])
     np.testing.assert_array_equal(agent.probabilities(b), exact)
     for ply in (1, 2):
         np.testing.assert_array_equal(NeuralAgent.load(ckpt_path, ply=ply).probabilities(b), exact)

@@ -151,17 +151,21 @@ class NeuralAgent(ProbabilityAgent):
 
         n = boards.shape[0]
         over, exact = finished_probabilities(boards)
-        rep = np.repeat(boards, 21, axis=0)
-        dice = np.tile(ROLLS, (n, 1))
+        out = np.empty((n, 5), dtype=np.float64)
+        out[over] = exact
+        live = np.flatnonzero(~over)
+        if live.size == 0:
+            return out
+        rep = np.repeat(boards[live], 21, axis=0)
+        dice = np.tile(ROLLS, (live.size, 1))
         after, src = afterstates(rep, dice, validate=False)
         nxt = flip(after)
         p0 = self._net(nxt)  # opponent on roll: 0-ply, used to pick the reply
-        best = _group_argmax(-cubeless_equity(p0), src, rep.shape[0])
+        best = group_argmax(-cubeless_equity(p0), src, rep.shape[0])
         chosen = nxt[best]
         v = p0[best] if depth == 1 else self._expect(chosen, depth - 1)
-        mover = swap_perspective(v).reshape(n, 21, 5)
-        out = np.einsum("nrk,r->nk", mover, ROLL_WEIGHTS)
-        out[over] = exact
+        mover = swap_perspective(v).reshape(live.size, 21, 5)
+        out[live] = np.einsum("nrk,r->nk", mover, ROLL_WEIGHTS)
         return out
 
     def probabilities(self, boards: np.ndarray) -> np.ndarray:
