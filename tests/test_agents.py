@@ -210,3 +210,21 @@ def test_bad_checkpoint_options(spec, msg):
 def test_parse_spec_splits_path_and_options():
     assert parse_spec("runs/a/best.pt:ply=2") == ("runs/a/best.pt", {"ply": 2})
     assert parse_spec("runs/a/best.pt") == ("runs/a/best.pt", {})
+
+
+# --- best_per_input (used by every value agent) ---------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(-3, 3), min_size=1, max_size=8), min_size=1, max_size=20))
+def test_best_per_input_is_first_maximum_of_each_group(groups):
+    from bgai.agents.base import best_per_input
+
+    scores = np.array([float(x) for g in groups for x in g])
+    src = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
+    starts = np.concatenate(([0], np.cumsum([len(g) for g in groups])[:-1]))
+    expected = [int(s + int(np.argmax(g))) for s, g in zip(starts, groups)]  # argmax: first maximum
+    assert best_per_input(scores, src, len(groups)).tolist() == expected
