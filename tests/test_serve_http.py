@@ -150,6 +150,8 @@ def test_wildbg_compatible_move(pubeval):
         ("/api/plays?p25=-1&dice=31", 400, "Index 25 is the bar for player x"),
         ("/api/plays?p3=16&dice=31", 400, "between -15 and 15"),
         ("/api/plays?p1=15&p2=1&dice=31", 400, "more than 15 checkers"),
+        ("/api/plays?p1=2&p26=1&dice=31", 400, "unknown board parameter 'p26'"),
+        ("/move?die1=3&die2=1&p1=2&p30=-1", 400, "unknown board parameter 'p30'"),
         ("/move?p1=15", 422, None),
         ("/move?die1=9&die2=1&p1=1", 400, "Dice values must be between 1 and 6."),
         ("/move?die1=3&die2=1&p1=1&x_away=3&o_away=2", 400, "only money games"),

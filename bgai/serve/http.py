@@ -103,6 +103,9 @@ def _parse_dice(params) -> tuple[int, int] | None:
 
 def _parse_query(params) -> _Query:
     """Read position, dice and cube state from query parameters (see the module docstring)."""
+    stray = [k for k in params if re.fullmatch(r"p\d+", k) and k not in _WILDBG_KEYS]
+    if stray:
+        raise RequestError(f"unknown board parameter {stray[0]!r}: a wildbg board has p0 .. p25")
     has_pid = params.get("position_id") is not None
     has_xgid = params.get("xgid") is not None
     wild = {k: params[k] for k in _WILDBG_KEYS if k in params}
@@ -388,6 +391,9 @@ def create_app(bot: Bot, *, seed: int = 0):
         from bgai.formats.wildbg import board_from_wildbg
 
         params = request.query_params
+        stray = [k for k in params if re.fullmatch(r"p\d+", k) and k not in _WILDBG_KEYS]
+        if stray:
+            raise RequestError(f"unknown board parameter {stray[0]!r}: a wildbg board has p0 .. p25")
         x_away, o_away = params.get("x_away"), params.get("o_away")
         if (x_away or "0") != "0" or (o_away or "0") != "0":
             raise RequestError("only money games are supported here (x_away and o_away 0 or absent)")
