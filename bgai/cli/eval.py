@@ -40,7 +40,7 @@ def register(subparsers) -> None:
         "eval",
         help="play a series of games between two agents and report ppg, win and gammon rates",
         description=(
-            "Play cubeless money games between AGENT_A and AGENT_B and report A's points per game with a 95%% "
+            "Play cubeless money games between AGENT_A and AGENT_B and report A's points per game with a 95% "
             "confidence interval, win/gammon/backgammon rates for each side, average game length and speed. "
             "By default games are mirrored duplicate-dice pairs (same dice, seats swapped). "
             f"Agents: {valid_specs()}."
