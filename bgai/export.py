@@ -8,7 +8,7 @@
     is a dynamic axis.  Metadata (``metadata_props``): ``bgai_export_format``, ``bgai_version``,
     ``encoding`` / ``encoding_version`` / ``encoding_size`` (:mod:`bgai.features`), ``outputs`` (the output
     order, :data:`bgai.equity.OUTPUTS`), ``perspective`` (side on roll, before it rolls), ``hidden``,
-    ``activation``, ``source`` and ``source_sha256`` (the checkpoint it came from).
+    ``activation``, ``source``, ``source_sha256`` and ``games_trained`` (the checkpoint it came from).
 ``model.npz``
     The same weights for the numpy-only path (:mod:`bgai.infer`): ``W0, b0, W1, b1, ...`` (``W`` of shape
     ``(out, in)`` float32, as in ``torch.nn.Linear``) and ``meta``, a JSON string with the metadata above.
@@ -82,10 +82,10 @@ def _layers(net) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-def _metadata(net, encoder, source: str | None, source_sha256: str | None) -> dict[str, str]:
+def _metadata(net, encoder, source: str | None, source_sha256: str | None, extra: dict | None = None) -> dict[str, str]:
     from bgai import __version__
 
-    return {
+    meta = {
         "bgai_export_format": str(EXPORT_FORMAT),
         "bgai_version": __version__,
         "encoding": encoder.name,
@@ -98,6 +98,8 @@ def _metadata(net, encoder, source: str | None, source_sha256: str | None) -> di
         "source": source or "",
         "source_sha256": source_sha256 or "",
     }
+    meta.update({k: str(v) for k, v in (extra or {}).items()})
+    return meta
 
 
 def build_onnx(net, encoder, metadata: dict[str, str]):
@@ -181,7 +183,7 @@ def _atomic_write(path: str, write) -> None:
 
 def export_model(
     net, encoder, out: str | os.PathLike, *, source: str | None = None, source_sha256: str | None = None,
-    formats: tuple[str, ...] = ("onnx", "npz", "golden"),
+    formats: tuple[str, ...] = ("onnx", "npz", "golden"), extra_metadata: dict | None = None,
 ) -> dict[str, str]:
     """Write the ONNX model, the numpy weights and the golden file for ``net``.
 
@@ -190,6 +192,7 @@ def export_model(
         encoder: its :class:`bgai.features.Encoder`.
         out: the ``.onnx`` path; the others go beside it (:func:`companion_paths`).
         source, source_sha256: the checkpoint's name and hash, recorded in the metadata.
+        extra_metadata: more ``key: value`` pairs for the metadata (e.g. ``games_trained``).
         formats: which of ``'onnx'``, ``'npz'``, ``'golden'`` to write.
 
     Returns:
@@ -203,7 +206,7 @@ def export_model(
         raise ValueError(f"unknown export formats {sorted(unknown)}")
     out = os.fspath(out)
     npz_path, golden_path = companion_paths(out)
-    meta = _metadata(net, encoder, source, source_sha256)
+    meta = _metadata(net, encoder, source, source_sha256, extra_metadata)
     written: dict[str, str] = {}
     if "onnx" in formats:
         model = build_onnx(net, encoder, meta)
@@ -248,13 +251,16 @@ def export_checkpoint(checkpoint: str | os.PathLike, out: str | os.PathLike, *, 
     from bgai.train.checkpoint import load_net
 
     path = os.fspath(checkpoint)
-    net, encoder, _ = load_net(path)
+    net, encoder, ckpt = load_net(path)
     src, sha = os.path.basename(path), _sha256(path)
+    extra = {"games_trained": int(ckpt.get("games_trained", 0))}
     if fmt == "onnx":
-        return export_model(net, encoder, out, source=src, source_sha256=sha)
+        return export_model(net, encoder, out, source=src, source_sha256=sha, extra_metadata=extra)
     if fmt == "npz":
         o = os.fspath(out)
         stem = o[:-4] if o.lower().endswith(".npz") else o
-        return export_model(net, encoder, stem + ".onnx", source=src, source_sha256=sha, formats=("npz",))
+        return export_model(
+            net, encoder, stem + ".onnx", source=src, source_sha256=sha, formats=("npz",), extra_metadata=extra
+        )
     raise BgaiError(f"unknown export format {fmt!r}; use 'onnx' (also writes .npz and a golden file) or 'npz'")
 

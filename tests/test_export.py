@@ -101,6 +101,7 @@ def test_onnx_interface_and_metadata(exported):
     assert meta["encoding_size"] == str(enc.size)
     assert meta["outputs"] == "win,win_gammon,win_backgammon,lose_gammon,lose_backgammon"
     assert meta["source"] == os.path.basename(ckpt) and len(meta["source_sha256"]) == 64
+    assert int(meta["games_trained"]) >= 0
 
 
 def test_golden_file_matches_onnxruntime_and_the_encoder(exported):
