@@ -452,6 +452,7 @@ def _nondoubles(J, me, occ_all, open_, blot, hi, lo, groups) -> None:
         L2 = _legal(occ1, op[r1], sec)
         if drop is not None:  # low die first: keep only what the high-die-first order cannot produce
             L2 &= ~drop[r1] | tb
+        has2[r1[L2 != 0]] = True
         blr = bl[r1]
         ka1 = s1 * 12 + (f64[r1] * 2 - 14) + ((blr & tb) != 0)  # table row of the first step
         hs = (blr & ~tb) << sec  # bit p: the second step from p hits (a blot the first step did not hit)
@@ -469,7 +470,6 @@ def _nondoubles(J, me, occ_all, open_, blot, hi, lo, groups) -> None:
             kA = ka1[r2]
             kB = s2 * 12 + kb_off[r2] + ((hs[r2] >> s2.astype(_U32)) & _ONE)
             p = r1[r2]
-            has2[p] = True
             if risky:
                 t2 = s2 - sec64[r2]
                 risky_parts.append((p, s1[r2], t1[r2], s2, t2, kA, kB, np.full(len(p), way + 1, dtype=np.int64)))
