@@ -115,7 +115,7 @@ class TerminalGame:
 
     def show(self) -> None:
         """Draw the board from your view, with the cube, score, dice and the position's IDs."""
-        text = render(self.board, me="X", opponent="O")
+        text = render(self.board, me="X", opponent="O").replace("X (on roll):", "X (you):").replace("   O:", "   O (bgai):")
         lines = [text, f"You are X (moving 24 -> 1 on the bottom), bgai is O.  {self._cube_text()}.  {self.score_text()}."]
         if self.dice:
             who = "Your" if self.turn == HUMAN else "bgai's"
