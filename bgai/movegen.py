@@ -279,12 +279,12 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
     n = b.shape[0]
     d = _validate_dice(dice, n)
     if validate and n:
-        if b.min() < 0:
-            raise InvalidPositionError("negative checker count in boards")
-        if (b.sum(axis=2, dtype=np.int16) > 15).any():
-            raise InvalidPositionError("a side has more than 15 checkers on the board and bar")
-        if ((b[:, 0, :24] > 0) & (b[:, 1, 23::-1] > 0)).any():
-            raise InvalidPositionError("a point is held by both sides")
+        bad = b.min() < 0 or (b.sum(axis=2, dtype=np.int16) > 15).any()
+        if bad or ((b[:, 0, :24] > 0) & (b[:, 1, 23::-1] > 0)).any():
+            from bgai.board import validate as validate_boards
+
+            validate_boards(b)  # raises, naming the first bad board and what is wrong with it
+            raise InvalidPositionError("invalid position in boards")  # pragma: no cover - validate raised
     # Large batches run in chunks (the temporaries then stay in the CPU caches): first every chunk's plays as
     # (input, board row, table rows), then the output written once into one array.
     b = np.ascontiguousarray(b)
