@@ -78,6 +78,9 @@ def test_info_and_openapi(pubeval):
     spec = pubeval.client.get("/openapi.json").json()
     for path in ("/api/plays", "/api/evaluate", "/api/cube", "/move", "/eval"):
         assert path in spec["paths"]
+        names = {p["name"] for p in spec["paths"][path]["get"]["parameters"]}
+        assert {f"p{i}" for i in range(26)} <= names
+    assert {"position_id", "xgid", "dice", "match_id"} <= {p["name"] for p in spec["paths"]["/api/plays"]["get"]["parameters"]}
 
 
 def test_plays_ranked_in_all_three_position_forms(pubeval):

@@ -185,6 +185,20 @@ def _parse_query(params) -> _Query:
     return q
 
 
+def _wildbg_openapi() -> dict:
+    """OpenAPI descriptions of the p0 .. p25 board parameters (read from the raw query string)."""
+    params = []
+    for i in range(26):
+        what = {0: "the opponent's bar (<= 0)", 25: "the bar of the player to act (>= 0)"}.get(
+            i, f"point {i} of the player to act (positive: its checkers, negative: the opponent's)"
+        )
+        params.append(
+            {"name": f"p{i}", "in": "query", "required": False, "schema": {"type": "integer", "minimum": -15,
+             "maximum": 15}, "description": f"wildbg board: {what}"}
+        )
+    return {"parameters": params}
+
+
 def _play_json(rp: RankedPlay, rank: int) -> dict:
     from bgai.formats.position_id import encode_position_id
 
@@ -256,7 +270,7 @@ def create_app(bot: Bot, *, seed: int = 0):
             "cube_policy": "bgai.cube" if bot.has_probabilities else "conservative (never double, always take)",
         }
 
-    @app.get("/api/plays", summary="All legal plays, ranked best first")
+    @app.get("/api/plays", summary="All legal plays, ranked best first", openapi_extra=_wildbg_openapi())
     def plays(
         request: Request,
         position_id: str | None = None,
@@ -339,7 +353,7 @@ def create_app(bot: Bot, *, seed: int = 0):
             "crawford": q.crawford,
         }
 
-    @app.get("/api/evaluate", summary="Probabilities, cubeless and cubeful equity of the side on roll")
+    @app.get("/api/evaluate", summary="Probabilities, cubeless and cubeful equity of the side on roll", openapi_extra=_wildbg_openapi())
     def evaluate(
         request: Request,
         position_id: str | None = None,
@@ -357,7 +371,7 @@ def create_app(bot: Bot, *, seed: int = 0):
         out["state"] = _state_json(q)
         return out
 
-    @app.get("/api/cube", summary="Cube decision for the side on roll")
+    @app.get("/api/cube", summary="Cube decision for the side on roll", openapi_extra=_wildbg_openapi())
     def cube(
         request: Request,
         position_id: str | None = None,
@@ -399,7 +413,7 @@ def create_app(bot: Bot, *, seed: int = 0):
             raise RequestError("only money games are supported here (x_away and o_away 0 or absent)")
         return board_from_wildbg({k: params[k] for k in _WILDBG_KEYS if k in params})
 
-    @app.get("/move", summary="wildbg-compatible: all plays, best first")
+    @app.get("/move", summary="wildbg-compatible: all plays, best first", openapi_extra=_wildbg_openapi())
     def wildbg_move(request: Request, die1: int, die2: int) -> dict:
         board = _wildbg_board(request)
         if not (1 <= die1 <= 6 and 1 <= die2 <= 6):
@@ -417,7 +431,7 @@ def create_app(bot: Bot, *, seed: int = 0):
             ]
         }
 
-    @app.get("/eval", summary="wildbg-compatible: probabilities and cube hints")
+    @app.get("/eval", summary="wildbg-compatible: probabilities and cube hints", openapi_extra=_wildbg_openapi())
     def wildbg_eval(request: Request) -> dict:
         board = _wildbg_board(request)
         probs = bot.probabilities(board)
