@@ -86,9 +86,9 @@ _POINT_UNITS16 = _POINT_UNITS.copy().view(np.complex128)[:, 0]  # one 16-byte it
 def _tesauro_into(b: np.ndarray, out: np.ndarray) -> None:
     """Write the 198 Tesauro units of ``b`` ``(N, 2, 25)`` int8 into ``out[:, :198]``."""
     n = b.shape[0]
-    units = np.take(_POINT_UNITS16, b[:, :, :24].astype(np.intp))  # (N, 2, 24) of 4 float32 each
     side = out[:, :196].reshape(n, 2, 98)
-    side[:, :, :96] = units.view(np.float32).reshape(n, 2, 96)
+    # gather the 4 units of each point as one 16-byte item straight into the output (counts are 0..15, checked)
+    np.take(_POINT_UNITS16, b[:, :, :24], out=side[:, :, :96].view(np.complex128), mode="wrap")
     side[:, :, 96] = b[:, :, 24] * np.float32(0.5)
     side[:, :, 97] = (15 - b.sum(axis=2, dtype=np.int16)) * np.float32(1.0 / 15.0)
     out[:, 196] = 1.0
