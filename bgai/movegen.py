@@ -390,20 +390,25 @@ def _expand(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return idx >> 5, idx & 31
 
 
-def _legal(occ: np.ndarray, open_: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """Mask of the sources that can move with die ``d`` (all ``(K,)`` uint32; ``d`` 1..6).
+def _targets(open_: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """``open_`` (points 1..24 the opponent does not hold) shifted to the sources: bit ``p`` set when ``p - d`` is
+    an open point (``p - d >= 1``; the bar, bit 25, enters on ``25 - d``)."""
+    return (open_ << d) & ~((_U32(2) << d) - _ONE)
 
-    ``occ``: occupied points (bit p = point p, bit 25 = bar); ``open_``: points 1..24 the opponent does not hold.
-    Bit ``p`` of the result: a checker on ``p`` may move ``d`` pips (to ``p - d``, or off).
+
+def _legal(occ: np.ndarray, targets: np.ndarray, dbit: np.ndarray) -> np.ndarray:
+    """Mask of the sources that can move with a die (all ``(K,)`` uint32).
+
+    ``occ``: occupied points (bit p = point p, bit 25 = bar); ``targets``: :func:`_targets` for the die;
+    ``dbit``: ``1 << die``.  Bit ``p`` of the result: a checker on ``p`` may move (to ``p - die``, or off).
     """
-    res = occ & (open_ << d) & ~((_U32(2) << d) - _ONE)  # to an open point p - d >= 1 (bar enters on 25 - d)
+    res = occ & targets
     on_bar = (occ & _BARBIT) != 0
     if on_bar.any():
         res = np.where(on_bar, res & _BARBIT, res)
     home = (occ >> _U32(7)) == 0
     if home.any():
         hb = _HIGHEST7[occ & _U32(0x7F)]
-        dbit = _ONE << d
         bear = (occ & dbit) | np.where(hb < dbit, hb, _U32(0))  # exact, or larger die from the highest point
         res |= np.where(home, bear, _U32(0))
     return res
@@ -439,17 +444,21 @@ def _nondoubles(J, me, occ_all, open_, blot, hi, lo, groups) -> None:
     l2 = _pack_bits(me[J] > 1)
     a, c = hi[J], lo[J]
     a64, c64 = a.astype(np.int64), c.astype(np.int64)
-    La = _legal(occ, op, a)
-    Lb = _legal(occ, op, c)
+    ta, tc = _targets(op, a), _targets(op, c)
+    ba, bc = _ONE << a, _ONE << c
+    La = _legal(occ, ta, ba)
+    Lb = _legal(occ, tc, bc)
     has2 = np.zeros(len(J), dtype=bool)
     risky_parts = []
-    for way, (first, second, f64, s64, L1, drop) in enumerate(((a, c, a64, c64, La, None), (c, a, c64, a64, Lb, La))):
+    for way, (first, second, f64, s64, L1, drop, t2nd, b2nd) in enumerate(
+        ((a, c, a64, c64, La, None, tc, bc), (c, a, c64, a64, Lb, La, ta, ba))
+    ):
         r1, s1 = _expand(L1)
         t1 = s1 - f64[r1]
         tb = _DEST[t1 + 8]
         occ1 = (occ[r1] & ~(_POW2[s1] & ~l2[r1])) | tb  # after the first step
         sec = second[r1]
-        L2 = _legal(occ1, op[r1], sec)
+        L2 = _legal(occ1, t2nd[r1], b2nd[r1])
         if drop is not None:  # low die first: keep only what the high-die-first order cannot produce
             L2 &= ~drop[r1] | tb
         has2[r1[L2 != 0]] = True
@@ -510,7 +519,8 @@ def _doubles(J, me, occ_all, open_, blot, hi, groups) -> None:
     """Plays of the double inputs ``J``: up to four steps, sources non-increasing (each play exactly once)."""
     st_d = hi[J]
     st_base = 301 + (st_d.astype(np.int64) - 1) * 2601  # table offset of the die's pair codes
-    st_op = open_[J]
+    st_tg = _targets(open_[J], st_d)
+    st_db = _ONE << st_d
     st_hs = blot[J] << st_d  # bit p: a step from p would hit (a blot not hit yet on p - d)
     mj = me[J]
     levs = [occ_all[J]] + list(_pack_bits(np.stack([mj >= 2, mj >= 3, mj >= 4])))  # counts >= 1, 2, 3, 4
@@ -518,7 +528,7 @@ def _doubles(J, me, occ_all, open_, blot, hi, groups) -> None:
     limit = None
     nullpair = _DNULL * 51 + _DNULL
     for k in range(1, 5):
-        m = _legal(levs[0], st_op, st_d)
+        m = _legal(levs[0], st_tg, st_db)
         if limit is not None:
             m &= limit
         r, s = _expand(m)
@@ -557,7 +567,7 @@ def _doubles(J, me, occ_all, open_, blot, hi, groups) -> None:
             groups.append((J[child_pos], kA3[r], cb3[r] + code))
             break
         sb = _POW2[s]
-        st_d = st_d[r]
+        st_d, st_db = st_d[r], st_db[r]
         tb = (sb >> st_d) & ~_ONE  # the destination (none when borne off)
         old = [x[r] for x in levs[: 5 - k]]  # count levels 1..(5-k) of the parents
         new = [(old[j] & ~sb) | (old[j + 1] & sb) for j in range(4 - k)]  # one fewer on the source
@@ -565,7 +575,7 @@ def _doubles(J, me, occ_all, open_, blot, hi, groups) -> None:
             new[j] = new[j] | (tb if j == 0 else new[j - 1] & tb)
         levs = new
         limit = (sb << _ONE) - _ONE
-        st_pos, st_op, st_base = child_pos, st_op[r], st_base[r]
+        st_pos, st_tg, st_base = child_pos, st_tg[r], st_base[r]
         st_hs = hs & ~sb
 
 
