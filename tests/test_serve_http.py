@@ -255,3 +255,27 @@ def test_cli_serve_http_runs_the_api_and_the_page():
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_concurrent_requests_get_their_own_answers(pubeval):
+    """Eight threads ask about different positions at once; every answer equals the one given alone."""
+    import os
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    ref = np.load(os.path.join(os.path.dirname(__file__), "data", "reference_positions.npz"))["boards"]
+    rng = np.random.default_rng(9)
+    queries = [
+        {"position_id": encode_position_id(ref[i]), "dice": "".join(map(str, rng.integers(1, 7, 2)))}
+        for i in rng.choice(len(ref), 48, replace=False)
+    ]
+    alone = [pubeval.client.get("/api/plays", params=q).json() for q in queries]
+
+    def ask(q):
+        with httpx.Client(base_url=pubeval.url, timeout=60) as c:
+            return c.get("/api/plays", params=q).json()
+
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(ask, queries * 2))
+    for i, ans in enumerate(together):
+        assert ans == alone[i % len(queries)]
