@@ -445,6 +445,7 @@ def _nondoubles(J, me, occ_all, open_, blot, hi, lo, groups) -> None:
         ((a, c, a64, c64, La, None, tc, bc), (c, a, c64, a64, Lb, La, ta, ba))
     ):
         r1, s1 = _expand(L1)
+        Jr1 = J[r1]
         t1 = s1 - f64[r1]
         tb = _DEST[t1 + 8]
         occ1 = (occ[r1] & ~(_POW2[s1] & ~l2[r1])) | tb  # after the first step
@@ -469,12 +470,12 @@ def _nondoubles(J, me, occ_all, open_, blot, hi, lo, groups) -> None:
                 continue
             kA = ka1[r2]
             kB = s2 * 12 + kb_off[r2] + ((hs[r2] >> s2.astype(_U32)) & _ONE)
-            p = r1[r2]
+            p = Jr1[r2]  # the input
             if risky:
                 t2 = s2 - sec64[r2]
                 risky_parts.append((p, s1[r2], t1[r2], s2, t2, kA, kB, np.full(len(p), way + 1, dtype=np.int64)))
             else:
-                groups.append((J[p], kA, kB))
+                groups.append((p, kA, kB))
     if risky_parts:
         p, s1, t1, s2, t2, kA, kB, way = (np.concatenate(x) for x in zip(*risky_parts))
         chain = s2 == t1
@@ -492,7 +493,7 @@ def _nondoubles(J, me, occ_all, open_, blot, hi, lo, groups) -> None:
         first[0] = True
         np.not_equal(ks[1:], ks[:-1], out=first[1:])
         keep = order[first]
-        groups.append((J[p[keep]], kA[keep], kB[keep]))
+        groups.append((p[keep], kA[keep], kB[keep]))
     # one die only: the higher if it can be played, else the lower
     one_mask = np.where(has2, _U32(0), np.where(La != 0, La, Lb))
     r, s = _expand(one_mask)
@@ -523,7 +524,6 @@ def _doubles(J, me, occ_all, open_, blot, hi, groups) -> None:
         if limit is not None:
             m &= limit
         r, s = _expand(m)
-        child_pos = st_pos[r]
         # states of the previous level whose position has no longer play are final
         if k == 1:
             fin = np.flatnonzero(m == 0)
@@ -532,7 +532,7 @@ def _doubles(J, me, occ_all, open_, blot, hi, groups) -> None:
                 groups.append((J[fin], null, null))
         else:
             has = np.zeros(len(J), dtype=bool)
-            has[child_pos] = True
+            has[st_pos[m != 0]] = True
             fin = np.flatnonzero(~has[st_pos])
             if len(fin):
                 base = st_base[fin]
@@ -541,22 +541,24 @@ def _doubles(J, me, occ_all, open_, blot, hi, groups) -> None:
                 elif k == 3:
                     kA, kB = acc2[fin], base + nullpair
                 else:
-                    kA, kB = kA3[fin], cb3[fin] + _DNULL
+                    kA, kB = kA3[fin], cb3[fin] + (_DNULL + 2)
                 groups.append((J[st_pos[fin]], kA, kB))
         if len(r) == 0:
             break
         hs = st_hs[r]
-        code = s * 2 - 2 + ((hs >> s.astype(_U32)) & _ONE)
+        hit = (hs >> s.astype(_U32)) & _ONE
+        if k == 4:
+            # code = 2 s - 2 + hit; cb3 holds its pair offset minus 2
+            groups.append((J[st_pos][r], kA3[r], cb3[r] + s * 2 + hit))
+            break
+        code = s * 2 - 2 + hit
         if k == 1:
             acc1 = code
         elif k == 2:
             acc2 = st_base[r] + acc1[r] * 51 + code
-        elif k == 3:
-            kA3 = acc2[r]
-            cb3 = st_base[r] + code * 51
         else:
-            groups.append((J[child_pos], kA3[r], cb3[r] + code))
-            break
+            kA3 = acc2[r]
+            cb3 = st_base[r] + code * 51 - 2
         sb = _POW2[s]
         st_d, st_db = st_d[r], st_db[r]
         tb = (sb >> st_d) & ~_ONE  # the destination (none when borne off)
@@ -566,7 +568,7 @@ def _doubles(J, me, occ_all, open_, blot, hi, groups) -> None:
             new[j] = new[j] | (tb if j == 0 else new[j - 1] & tb)
         levs = new
         limit = (sb << _ONE) - _ONE
-        st_pos, st_tg, st_base = child_pos, st_tg[r], st_base[r]
+        st_pos, st_tg, st_base = st_pos[r], st_tg[r], st_base[r]
         st_hs = hs & ~sb
 
 
