@@ -364,13 +364,13 @@ def _delta_table() -> np.ndarray:
     return table
 
 
-def _pack_bits(flags: np.ndarray) -> np.ndarray:
-    """``(..., K, 24 or 25)`` bool (columns = points 1..24, bar) -> ``(..., K)`` uint32, column ``j`` at bit ``j + 1``."""
-    packed = np.packbits(flags, axis=-1, bitorder="little")  # 3 or 4 bytes
-    if packed.shape[-1] < 4:
-        pad = np.zeros(packed.shape[:-1] + (4 - packed.shape[-1],), dtype=np.uint8)
-        packed = np.concatenate([packed, pad], axis=-1)
-    return np.ascontiguousarray(packed).view("<u4")[..., 0].astype(_U32, copy=False) << _ONE
+def _pack25(flags: np.ndarray) -> np.ndarray:
+    """``(..., 25)`` bool -> ``(...)`` uint32 with column ``j`` at bit ``j``."""
+    packed = np.packbits(flags, axis=-1, bitorder="little")  # (..., 4) bytes
+    return np.ascontiguousarray(packed).view("<u4")[..., 0]
+
+
+_THRESHOLDS = np.arange(4, dtype=np.int8)[:, None, None]
 
 
 def _expand(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -409,10 +409,12 @@ def _plan(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
     """The plays of a chunk of inputs as ``(src, ka, kb)``: output row ``j`` is ``b[src[j]] + TABLE[ka[j]] +
     TABLE[kb[j]]`` (flattened boards), ``src`` non-decreasing."""
     n = b.shape[0]
-    me = b[:, 0, :]
-    opp_mine = b[:, 1, 23::-1]  # opponent's count on the mover's points 1..24
-    occ = _pack_bits(me > 0)
-    open_, blot = _pack_bits(np.stack([opp_mine < 2, opp_mine == 1]))
+    # bit p = the mover's point p, bit 25 = its bar: checker counts >= 1, 2, 3, 4
+    levs = _pack25(b[None, :, 0, :] > _THRESHOLDS) << _ONE
+    # opponent's row reversed: column j is the mover's point j (column 0, the opponent's bar, is masked off)
+    opp = b[:, 1, ::-1]
+    open_, blot = _pack25(np.stack([opp < 2, opp == 1])) & ~_ONE
+    occ = levs[0]
     d1 = dice[:, 0].astype(_U32)
     d2 = dice[:, 1].astype(_U32)
     hi = np.maximum(d1, d2)
@@ -422,17 +424,16 @@ def _plan(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
     groups: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     J = np.flatnonzero(~dbl)
     if len(J):
-        _nondoubles(J, me, occ, open_, blot, hi, lo, groups)
+        _nondoubles(J, levs, open_, blot, hi, lo, groups)
     J = np.flatnonzero(dbl)
     if len(J):
-        _doubles(J, me, occ, open_, blot, hi, groups)
+        _doubles(J, levs, open_, blot, hi, groups)
     return _order(n, groups)
 
 
-def _nondoubles(J, me, occ_all, open_, blot, hi, lo, groups) -> None:
+def _nondoubles(J, levs, open_, blot, hi, lo, groups) -> None:
     """Plays of the non-double inputs ``J``: two steps in either order, else one (the higher die if it can)."""
-    occ, op, bl = occ_all[J], open_[J], blot[J]
-    l2 = _pack_bits(me[J] > 1)
+    occ, l2, op, bl = levs[0][J], levs[1][J], open_[J], blot[J]
     a, c = hi[J], lo[J]
     a64, c64 = a.astype(np.int64), c.astype(np.int64)
     ta, tc = _targets(op, a), _targets(op, c)
@@ -507,15 +508,14 @@ def _nondoubles(J, me, occ_all, open_, blot, hi, lo, groups) -> None:
         groups.append((J[stuck], null, null))
 
 
-def _doubles(J, me, occ_all, open_, blot, hi, groups) -> None:
+def _doubles(J, levs, open_, blot, hi, groups) -> None:
     """Plays of the double inputs ``J``: up to four steps, sources non-increasing (each play exactly once)."""
     st_d = hi[J]
     st_base = 301 + (st_d.astype(np.int64) - 1) * 2601  # table offset of the die's pair codes
     st_tg = _targets(open_[J], st_d)
     st_db = _ONE << st_d
     st_hs = blot[J] << st_d  # bit p: a step from p would hit (a blot not hit yet on p - d)
-    mj = me[J]
-    levs = [occ_all[J]] + list(_pack_bits(np.stack([mj >= 2, mj >= 3, mj >= 4])))  # counts >= 1, 2, 3, 4
+    levs = list(levs[:, J])  # counts >= 1, 2, 3, 4
     st_pos = np.arange(len(J))
     limit = None
     nullpair = _DNULL * 51 + _DNULL
