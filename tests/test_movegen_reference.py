@@ -40,6 +40,10 @@ def test_fixture_covers_the_kinds_asked_for(reference_pairs):
     for name in ("opening", "middle", "random", "bar2", "closed", "race", "bearoff"):
         assert counts[name] >= 21 * 50, (name, counts)
     assert (boards[:, 0, 24] >= 2).sum() >= 21 * 100  # several on the bar
+    home = boards[:, 0, 6:].sum(axis=1) == 0
+    top = np.where(boards[:, 0, :6] > 0, np.arange(1, 7), 0).max(axis=1)  # highest occupied home point
+    gaps = home & ((boards[:, 0, :6] == 0) & (np.arange(1, 7) < top[:, None])).any(axis=1)
+    assert gaps.sum() >= 21 * 100  # bear-offs with gaps below the highest checker
     assert len({tuple(sorted(d)) for d in dice.tolist()}) == 21
 
 
