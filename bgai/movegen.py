@@ -320,7 +320,6 @@ def _afterstates_reference(b: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np
 _U32 = np.uint32
 _ONE = _U32(1)
 _BARBIT = _U32(1 << 25)
-_ALL = _U32(0xFFFFFFFF)
 _POW2 = (np.ones(32, dtype=np.uint64) << np.arange(32, dtype=np.uint64)).astype(_U32)  # p -> 1 << p
 #: one-hot mask of a destination point ``t`` at index ``t + 8`` (``t`` -8..31); 0 for ``t <= 0`` (borne off)
 _DEST = np.array([1 << t if 1 <= t <= 31 else 0 for t in range(-8, 32)], dtype=np.uint64).astype(_U32)
@@ -364,13 +363,14 @@ def _delta_table() -> np.ndarray:
     return table
 
 
+#: thresholds of the checker-count masks (counts >= 1, 2, 3, 4)
+_THRESHOLDS = np.arange(4, dtype=np.int8)[:, None, None]
+
+
 def _pack25(flags: np.ndarray) -> np.ndarray:
     """``(..., 25)`` bool -> ``(...)`` uint32 with column ``j`` at bit ``j``."""
     packed = np.packbits(flags, axis=-1, bitorder="little")  # (..., 4) bytes
     return np.ascontiguousarray(packed).view("<u4")[..., 0]
-
-
-_THRESHOLDS = np.arange(4, dtype=np.int8)[:, None, None]
 
 
 def _expand(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -414,7 +414,6 @@ def _plan(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
     # opponent's row reversed: column j is the mover's point j (column 0, the opponent's bar, is masked off)
     opp = b[:, 1, ::-1]
     open_, blot = _pack25(np.stack([opp < 2, opp == 1])) & ~_ONE
-    occ = levs[0]
     d1 = dice[:, 0].astype(_U32)
     d2 = dice[:, 1].astype(_U32)
     hi = np.maximum(d1, d2)
@@ -518,6 +517,7 @@ def _doubles(J, levs, open_, blot, hi, groups) -> None:
     levs = list(levs[:, J])  # counts >= 1, 2, 3, 4
     st_pos = np.arange(len(J))
     limit = None
+    acc1 = acc2 = kA3 = cb3 = None  # table rows of the steps so far, carried from level to level
     nullpair = _DNULL * 51 + _DNULL
     for k in range(1, 5):
         m = _legal(levs[0], st_tg, st_db)

@@ -55,7 +55,6 @@ def test_afterstates_equal_gnubg_on_reference_positions(reference_pairs, gnubg_r
     keys = gnubg_ref.keys(after)
     starts = np.searchsorted(src, np.arange(len(boards) + 1))
     mismatches = []
-    one_die = 0
     for i in range(len(boards)):
         mine = keys[starts[i] : starts[i + 1]]
         ref = gnubg_ref.move_keys(boards[i], *dice[i])

@@ -27,7 +27,6 @@ so a play of fewer than four steps ends in a space (``'24/22 13/8 '``).
 from __future__ import annotations
 
 import re
-from itertools import permutations
 from typing import Sequence
 
 from bgai.errors import AmbiguousMoveError, IllegalMoveError, NotationError
