@@ -435,35 +435,35 @@ def _nondoubles(J, levs, open_, blot, hi, lo, groups) -> None:
     occ, l2, op, bl = levs[0][J], levs[1][J], open_[J], blot[J]
     a, c = hi[J], lo[J]
     a64, c64 = a.astype(np.int64), c.astype(np.int64)
+    ao, co = a64 * 2 - 14, c64 * 2 - 14  # die part of a single-step table row (see _delta_table)
     ta, tc = _targets(op, a), _targets(op, c)
     ba, bc = _ONE << a, _ONE << c
     La = _legal(occ, ta, ba)
     Lb = _legal(occ, tc, bc)
     has2 = np.zeros(len(J), dtype=bool)
     risky_parts = []
-    for way, (first, second, f64, s64, L1, drop, t2nd, b2nd) in enumerate(
-        ((a, c, a64, c64, La, None, tc, bc), (c, a, c64, a64, Lb, La, ta, ba))
+    for way, (first, second, f64, s64, fo, so, L1, drop, t2nd, b2nd) in enumerate(
+        ((a, c, a64, c64, ao, co, La, None, tc, bc), (c, a, c64, a64, co, ao, Lb, La, ta, ba))
     ):
         r1, s1 = _expand(L1)
         Jr1 = J[r1]
         t1 = s1 - f64[r1]
         tb = _DEST[t1 + 8]
-        occ1 = (occ[r1] & ~(_POW2[s1] & ~l2[r1])) | tb  # after the first step
+        sb = _POW2[s1]
+        occ1 = (occ[r1] & ~(sb & ~l2[r1])) | tb  # after the first step
         sec = second[r1]
         L2 = _legal(occ1, t2nd[r1], b2nd[r1])
         if drop is not None:  # low die first: keep only what the high-die-first order cannot produce
             L2 &= ~drop[r1] | tb
         has2[r1[L2 != 0]] = True
         blr = bl[r1]
-        ka1 = s1 * 12 + (f64[r1] * 2 - 14) + ((blr & tb) != 0)  # table row of the first step
+        ka1 = s1 * 12 + fo[r1] + ((blr & tb) != 0)  # table row of the first step
         hs = (blr & ~tb) << sec  # bit p: the second step from p hits (a blot the first step did not hit)
-        sec64 = s64[r1]
-        kb_off = sec64 * 2 - 14
+        kb_off = so[r1]
         # plays that may duplicate another: the same checker again (chain), a step landing where the first
-        # checker left, or both steps bearing off
-        land_bit = _DEST[np.minimum(s1 + sec64, 31) + 8]
+        # checker left (bit s1 + second), or both steps bearing off
         low = np.where(t1 <= 0, (_U32(2) << sec) - _ONE, _U32(0))
-        R = L2 & (tb | land_bit | low)
+        R = L2 & (tb | (sb << sec) | low)
         for mask, risky in ((L2 & ~R, False), (R, True)):
             r2, s2 = _expand(mask)
             if len(r2) == 0:
@@ -472,7 +472,7 @@ def _nondoubles(J, levs, open_, blot, hi, lo, groups) -> None:
             kB = s2 * 12 + kb_off[r2] + ((hs[r2] >> s2.astype(_U32)) & _ONE)
             p = Jr1[r2]  # the input
             if risky:
-                t2 = s2 - sec64[r2]
+                t2 = s2 - s64[r1[r2]]
                 risky_parts.append((p, s1[r2], t1[r2], s2, t2, kA, kB, np.full(len(p), way + 1, dtype=np.int64)))
             else:
                 groups.append((p, kA, kB))
