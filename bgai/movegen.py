@@ -440,22 +440,34 @@ def _nondoubles(J, levs, open_, blot, hi, lo, groups) -> None:
     ba, bc = _ONE << a, _ONE << c
     La = _legal(occ, ta, ba)
     Lb = _legal(occ, tc, bc)
+    on_bar = (occ & _BARBIT) != 0
     has2 = np.zeros(len(J), dtype=bool)
     risky_parts = []
     for way, (first, second, f64, s64, fo, so, L1, drop, t2nd, b2nd) in enumerate(
         ((a, c, a64, c64, ao, co, La, None, tc, bc), (c, a, c64, a64, co, ao, Lb, La, ta, ba))
     ):
         r1, s1 = _expand(L1)
-        Jr1 = J[r1]
         t1 = s1 - f64[r1]
         tb = _DEST[t1 + 8]
         sb = _POW2[s1]
-        occ1 = (occ[r1] & ~(sb & ~l2[r1])) | tb  # after the first step
-        sec = second[r1]
-        L2 = _legal(occ1, t2nd[r1], b2nd[r1])
-        if drop is not None:  # low die first: keep only what the high-die-first order cannot produce
-            L2 &= ~drop[r1] | tb
+        o = occ[r1]
+        if drop is None:
+            L2 = _legal((o & ~(sb & ~l2[r1])) | tb, t2nd[r1], b2nd[r1])  # after the first step
+        else:
+            # Low die first: keep only what the high-die-first order cannot produce.  Unless the mover was on
+            # the bar or is home after the first step, that is only the same checker moving on (every other
+            # second step could have been played first).
+            L2 = tb & t2nd[r1]
+            sp = np.flatnonzero(on_bar[r1] | (((o & ~sb) >> _U32(7)) == 0))
+            if len(sp):
+                rs, tbs = r1[sp], tb[sp]
+                occ1 = (o[sp] & ~(sb[sp] & ~l2[rs])) | tbs
+                L2[sp] = _legal(occ1, t2nd[rs], b2nd[rs]) & (~drop[rs] | tbs)
+            nz = np.flatnonzero(L2)
+            r1, s1, t1, tb, sb, L2 = r1[nz], s1[nz], t1[nz], tb[nz], sb[nz], L2[nz]
         has2[r1[L2 != 0]] = True
+        Jr1 = J[r1]
+        sec = second[r1]
         blr = bl[r1]
         ka1 = s1 * 12 + fo[r1] + ((blr & tb) != 0)  # table row of the first step
         hs = (blr & ~tb) << sec  # bit p: the second step from p hits (a blot the first step did not hit)
