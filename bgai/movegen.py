@@ -30,10 +30,11 @@ Implementation of :func:`afterstates` (see its docstring): legality is computed 
 never on full boards; doubles are generated in one canonical order (sources non-increasing), which gives each
 resulting position exactly once; for non-doubles the low-die-first order only keeps plays the high-die-first
 order cannot produce, and the few remaining possible duplicates (one checker using both dice, two checkers
-both borne off) are removed by exact per-position keys and one (nearly sorted) stable sort.  The output boards
-are written once: each row is its input row plus two rows of a small table of board changes (one per single
-step of a non-double, one per pair of steps of a double), gathered with ``np.take``.  Large batches are run in
-chunks of :data:`_CHUNK` positions so that the temporaries stay in the CPU caches.
+both borne off) are removed by exact per-position keys and one (nearly sorted) stable sort.  Each play is
+carried as its input index and two rows of a small table of board changes (one per single step of a
+non-double, one per pair of steps of a double); the output boards are written once at the end, each row its
+input row plus the two table rows, gathered with ``np.take``.  Large batches are planned in chunks of
+:data:`_CHUNK` positions so that the temporaries stay in the CPU caches, then written into one array.
 
 Why the low-die-first order can drop a play whenever its second step (high die) could have been played first:
 the two steps then commute -- the high-die step from that point was legal at the start, and playing it first
