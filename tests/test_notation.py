@@ -71,7 +71,7 @@ def test_parse_moves_syntax():
 
 
 @pytest.mark.parametrize(
-    "text", ["", "24/x", "24/", "/24", "24//18", "(2)", "24/18(0)", "26/20", "0/5", "20/25", "24", "18/24",
+    "text", ["24/x", "24/", "/24", "24//18", "(2)", "24/18(0)", "26/20", "0/5", "20/25", "24", "18/24",
              "24/18/bar", "13/10(2", "24/18 13/10 8/5 6/5 6/1 5/3 4/2 3/1 2/1", "24/18/off/3"],
 )
 def test_notation_errors_quote_the_text(text):
@@ -107,6 +107,15 @@ def test_parse_play_bar_off_and_hits():
     assert only.notation == "bar/22 bar/20*"
     for text in ("bar/20* bar/22", "b/20 b/22", "25/22 25/20", "bar/22 bar/20*"):
         assert parse_play(text, d4, (5, 3)) == only
+
+
+def test_empty_play():
+    closed = position({6: 5}, {19: 2, 20: 2, 21: 2, 22: 2, 23: 2, 24: 2}, me_bar=2)  # RULE case D5
+    (only,) = legal_plays(closed, (6, 6))
+    assert only.steps == () and only.notation == "" and format_play_plain(only.steps) == ""
+    assert parse_play("", closed, (6, 6)) == only
+    with pytest.raises(IllegalMoveError, match="empty"):
+        parse_play("  ", starting_board(), (3, 1))
 
 
 def test_parse_play_illegal_and_ambiguous():

@@ -210,7 +210,8 @@ def parse_play(text: str, board, dice):
 
     Args:
         text: e.g. ``'24/18 13/10'``, ``'bar/22*'``, ``'b/22'``, ``'6/off'``, ``'6/o'``, ``'6/0'``, ``'8/2(2)'``,
-            ``'24/18/13'``, ``'24/13'``; ``*`` is optional.
+            ``'24/18/13'``, ``'24/13'``; ``*`` is optional.  ``''`` is the empty play (only when nothing can be
+            played).
         board: ``(2, 25)`` board or :class:`~bgai.board.Position` (side to move in row 0).
         dice: ``(d1, d2)``.
 
@@ -227,8 +228,12 @@ def parse_play(text: str, board, dice):
     from bgai.board import Position, validate
     from bgai.movegen import _apply, _single_steps, legal_plays
 
-    moves = parse_moves(text)
     plays = legal_plays(board, dice)
+    if isinstance(text, str) and not text.strip():
+        if len(plays) == 1 and not plays[0].steps:
+            return plays[0]  # nothing can be played: the empty play
+        raise IllegalMoveError(f"play {text!r} is empty, but a legal play exists (e.g. {plays[0].notation!r})")
+    moves = parse_moves(text)
     b = board.board if isinstance(board, Position) else validate(board)[0]
     me0, opp0 = [int(x) for x in b[0]], [int(x) for x in b[1]]
     d1, d2 = int(dice[0]), int(dice[1])
