@@ -292,15 +292,15 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
     # (input, board row, table rows), then the output written once into one array.
     b = np.ascontiguousarray(b)
     plans = [(i, *_plan(b[i : i + _CHUNK], d[i : i + _CHUNK])) for i in range(0, n, _CHUNK)]
-    m = sum(len(p[1]) for p in plans)
+    m = sum(len(p[1]) for p in plans)  # p = (offset, src, counts, ka, kb)
     out = np.empty((m, 50), dtype=np.int8)
     src_all = np.empty(m, dtype=np.int64)
     table = _delta_table()
     lo = 0
-    for i, src, ka, kb in plans:
+    for i, src, counts, ka, kb in plans:
         hi = lo + len(src)
-        rows = np.take(b[i : i + _CHUNK].reshape(-1, 50), src, axis=0, mode="clip")  # valid indices: no checks
-        rows += np.take(table, ka, axis=0, mode="clip")
+        rows = np.repeat(b[i : i + _CHUNK].reshape(-1, 50), counts, axis=0)  # each input row once per play
+        rows += np.take(table, ka, axis=0, mode="clip")  # valid indices: 'clip' skips the checks
         np.add(rows, np.take(table, kb, axis=0, mode="clip"), out=out[lo:hi])
         np.add(src, i, out=src_all[lo:hi])
         lo = hi
@@ -406,9 +406,9 @@ def _legal(occ: np.ndarray, targets: np.ndarray, dbit: np.ndarray) -> np.ndarray
     return res
 
 
-def _plan(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The plays of a chunk of inputs as ``(src, ka, kb)``: output row ``j`` is ``b[src[j]] + TABLE[ka[j]] +
-    TABLE[kb[j]]`` (flattened boards), ``src`` non-decreasing."""
+def _plan(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The plays of a chunk of inputs as ``(src, counts, ka, kb)``: output row ``j`` is ``b[src[j]] +
+    TABLE[ka[j]] + TABLE[kb[j]]`` (flattened boards), ``src`` non-decreasing, ``counts`` rows per input."""
     n = b.shape[0]
     # bit p = the mover's point p, bit 25 = its bar: checker counts >= 1, 2, 3, 4
     levs = _pack25(b[None, :, 0, :] > _THRESHOLDS) << _ONE
@@ -585,11 +585,12 @@ def _doubles(J, levs, open_, blot, hi, groups) -> None:
         st_hs = hs & ~sb
 
 
-def _order(n, groups) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows ordered by input (stable: then by group and generation order) as ``(src, ka, kb)``."""
+def _order(n, groups) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows ordered by input (stable: then by group and generation order) as ``(src, counts, ka, kb)``."""
     pos = np.concatenate([g[0] for g in groups])
     ka = np.concatenate([g[1] for g in groups])
     kb = np.concatenate([g[2] for g in groups])
     order = np.argsort(pos, kind="stable")  # a few sorted runs: cheap
-    src = np.repeat(np.arange(n, dtype=np.int64), np.bincount(pos, minlength=n))
-    return src, np.take(ka, order, mode="clip"), np.take(kb, order, mode="clip")
+    counts = np.bincount(pos, minlength=n)
+    src = np.repeat(np.arange(n, dtype=np.int64), counts)
+    return src, counts, np.take(ka, order, mode="clip"), np.take(kb, order, mode="clip")
