@@ -91,32 +91,42 @@ def main() -> None:
           f"({small} for batch < 256); validate={'off' if args.no_validate else 'on'}; "
           f"clock: {'CPU' if args.cpu_time else 'wall'}")
     afterstates(B[:64], D[:64])  # warm-up (builds the delta table)
-    # rounds alternate gnubg and bgai so that a change in machine load hits both alike; best round of each
-    g_best = {False: float("inf"), True: float("inf")}
-    g_count = {}
-    b_best = {batch: float("inf") for batch in args.batches}
-    b_count = {}
+    # The pairs are timed in blocks of the largest batch size; in every round each block is timed with gnubg
+    # and then with bgai at every batch size, so that a change in machine load hits both alike.  Each figure
+    # sums, over the blocks, the best round of that block.
+    big = max(args.batches)
+    blocks = [(i, min(i + big, len(B))) for i in range(0, len(B), big)]
+    small_blocks = [(0, small)]
+    g_best: dict[tuple, float] = {}
+    g_count: dict[tuple, int] = {}
+    b_best: dict[tuple, float] = {}
+    b_count: dict[tuple, int] = {}
     for _ in range(args.repeat):
         for sub in sorted({batch < 256 for batch in args.batches}):
-            n = small if sub else len(B)
-            t, c = bench_gnubg(B[:n], D[:n], 1)
-            g_best[sub], g_count[sub] = min(g_best[sub], t), c
-        for batch in args.batches:
-            n = small if batch < 256 else len(B)
-            # two passes back to back, the second timed: steady state, as gnubg's loop is (the first pass after
-            # gnubg's loop pays for cold caches and a cold memory allocator)
-            t, c = bench_bgai(B[:n], D[:n], batch, 2, args.no_validate)
-            b_best[batch], b_count[batch] = min(b_best[batch], t), c
-    g_rate = g_count[False] / g_best[False] if False in g_count else g_count[True] / g_best[True]
-    print(f"gnubg_nn.moves per position : {g_rate / 1e6:7.3f} M afterstates/s  "
-          f"({g_count.get(False, g_count.get(True))} in {g_best.get(False, g_best[True]):.3f} s)")
+            for lo, hi in small_blocks if sub else blocks:
+                t, c = bench_gnubg(B[lo:hi], D[lo:hi], 1)
+                key = (sub, lo)
+                g_best[key], g_count[key] = min(g_best.get(key, float("inf")), t), c
+                for batch in args.batches:
+                    if (batch < 256) != sub:
+                        continue
+                    # two passes back to back, the second timed: steady state, as gnubg's loop is (the first
+                    # pass after gnubg's loop pays for cold caches and a cold memory allocator)
+                    t, c = bench_bgai(B[lo:hi], D[lo:hi], batch, 2, args.no_validate)
+                    key = (batch, lo)
+                    b_best[key], b_count[key] = min(b_best.get(key, float("inf")), t), c
+
+    def total(best: dict, count: dict, first) -> tuple[float, int]:
+        keys = [k for k in best if k[0] == first]
+        return sum(best[k] for k in keys), sum(count[k] for k in keys)
+
+    gt, gc = total(g_best, g_count, False) if any(b >= 256 for b in args.batches) else total(g_best, g_count, True)
+    print(f"gnubg_nn.moves per position : {gc / gt / 1e6:7.3f} M afterstates/s  ({gc} in {gt:.3f} s)")
     for batch in args.batches:
-        sub = batch < 256
-        ref = g_count[sub] / g_best[sub]
-        rate = b_count[batch] / b_best[batch]
-        print(f"bgai batch {batch:6d}           : {rate / 1e6:7.3f} M afterstates/s  "
-              f"({b_count[batch]} in {b_best[batch]:.3f} s)  ratio {rate / ref:5.2f}x")
-    big = max(args.batches)
+        rt, rc = total(g_best, g_count, batch < 256)
+        t, c = total(b_best, b_count, batch)
+        print(f"bgai batch {batch:6d}           : {c / t / 1e6:7.3f} M afterstates/s  ({c} in {t:.3f} s)  "
+              f"ratio {(c / t) / (rc / rt):5.2f}x")
     tracemalloc.start()
     afterstates(B[:big], D[:big], validate=not args.no_validate)
     _, peak = tracemalloc.get_traced_memory()
