@@ -11,8 +11,8 @@ Standard notation (:func:`format_play`) follows GNU Backgammon's ``FormatMove`` 
 * identical moves are counted: ``8/2 8/2`` -> ``8/2(2)``;
 * ``bar`` for 25, ``off`` for 0, ``*`` after a point where a blot was hit (once per point).
 
-So the opening 6-5 run is ``24/13``, 3-1 is ``8/5 6/5``, and 4-4 from the bar with two hits on the 21-point
-is ``bar/21*(2)``.
+So the opening 6-5 run is ``24/13``, 3-1 is ``8/5 6/5``, and two checkers entering with 4-4 on a blot on the
+21-point (the first one hits) is ``bar/21*(2)``.
 
 Plain notation (:func:`format_play_plain`) is GNU Backgammon's ``FormatMovePlain``, the format its external
 player protocol uses (``/work/shared/PROTOCOLS.md`` section 1.4): the single-die steps in playing order, bar =
