@@ -46,15 +46,20 @@ def weights() -> dict[str, np.ndarray]:
 def _tables() -> tuple[np.ndarray, np.ndarray]:
     """pubeval's weights as lookup tables for bgai's layout.
 
+    The "checkers off / 15" input is folded into the point table: with ``w`` its weight,
+    ``w * off / 15 = w - (w / 15) * (own checkers on points 1..24) - (w / 15) * (own checkers on the bar)``.
+
     Returns:
-        ``(points, extra)``: ``points`` ``(2 * 24 * 32,)`` float32 (summed in float64; float32 keeps the
-        gathers cheap and is the precision of Tesauro's and GNU Backgammon's code), the contribution of one point,
-        indexed by ``weight set * 768 + column * 32 + key`` where the weight set is 0 race / 1 contact, the column
-        is the computer's (0 = its 1-point) and ``key`` = own checkers there (0..15) + 16 if the opponent has a blot
-        there; ``extra`` ``(2, 2)`` = [weight set, (opponent bar weight, off weight)].
+        ``(points, extra)``: ``points`` ``(2048,)`` float32 (float32 keeps the gathers cheap; Tesauro's and GNU
+        Backgammon's code compute in float32 too), the contribution of one of the computer's points, indexed by
+        ``weight set << 10 | column << 5 | blot << 4 | own`` where the weight set is 0 race / 1 contact, the
+        column is the computer's (0 = its 1-point), ``blot`` says the opponent has a single checker there and
+        ``own`` is the computer's checkers there (0..15); ``extra`` ``(2, 3)`` float64 = per weight set
+        ``(w_off, w_bar / 2, -w_off / 15)``: the constant, the weight per opponent checker on the bar and per own
+        checker on the bar.
     """
-    points = np.zeros((2, 24, 32), dtype=np.float64)
-    extra = np.zeros((2, 2), dtype=np.float64)
+    points = np.zeros((2, 32, 32), dtype=np.float64)
+    extra = np.zeros((2, 3), dtype=np.float64)
     n = np.arange(16, dtype=np.float64)
     for r, key in enumerate(("race", "contact")):
         w = weights()[key]
@@ -64,14 +69,27 @@ def _tables() -> tuple[np.ndarray, np.ndarray]:
             + own[:, 2:3] * (n >= 2)
             + own[:, 3:4] * (n == 3)
             + own[:, 4:5] * (np.maximum(n - 3, 0) / 2.0)
+            - w[121] * n / 15.0
         )  # (24, 16)
-        points[r, :, :16] = contrib
-        points[r, :, 16:] = contrib + own[:, 0:1]  # opponent blot (only possible with 0 own checkers)
-        extra[r] = w[120], w[121]
+        points[r, :24, :16] = contrib
+        points[r, :24, 16:] = contrib + own[:, 0:1]  # opponent blot (only possible with 0 own checkers)
+        extra[r] = w[121], w[120] / 2.0, -w[121] / 15.0
     return points.reshape(-1).astype(np.float32), extra
 
 
-_COLUMN_BASE = (np.arange(24, dtype=np.intp) * 32)[None, :]
+_COLUMNS = (np.arange(24, dtype=np.uint16) << 5)[None, :]
+
+
+def _raw_scores(a: np.ndarray, contact: np.ndarray) -> np.ndarray:
+    """``(M,)`` float64 pubeval scores of ``(M, 2, 25)`` int8 afterstates, without the all-off special case."""
+    points, extra = _tables()
+    key = np.bitwise_or(a[:, 0, :24].view(np.uint8), _COLUMNS)  # uint16
+    key |= (a[:, 1, 23::-1] == 1).view(np.uint8) << np.uint8(4)  # opponent column 23 - c = computer column c
+    key |= (contact.astype(np.uint16) << np.uint16(10))[:, None]
+    score = points.take(key).sum(axis=1).astype(np.float64)
+    ex = extra[contact.astype(np.intp)]
+    score += ex[:, 0] + ex[:, 1] * a[:, 1, BAR] + ex[:, 2] * a[:, 0, BAR]
+    return score
 
 
 def is_race(boards: np.ndarray) -> np.ndarray:
@@ -99,18 +117,10 @@ def pubeval_scores(afterstates: np.ndarray, race: np.ndarray | bool) -> np.ndarr
         ``(M,)`` float64 scores, higher is better; :data:`WIN_SCORE` where all 15 checkers are off.
     """
     a = as_batch(afterstates)
-    m = a.shape[0]
-    contact = ~np.broadcast_to(np.asarray(race, dtype=bool), (m,))
-    points, extra = _tables()
-    key = a[:, 0, :24].astype(np.intp)
-    key += (a[:, 1, 23::-1] == 1) * 16  # opponent blot on the computer's column c = opponent column 23-c
-    key += _COLUMN_BASE
-    key += (contact * 768)[:, None]
-    score = np.add.reduce(points.take(key), axis=1, dtype=np.float64)
-    off = 15 - a[:, 0].sum(axis=1, dtype=np.int16)
-    ex = extra[contact.astype(np.intp)]
-    score += ex[:, 0] * (a[:, 1, BAR] / 2.0) + ex[:, 1] * (off / 15.0)
-    return np.where(off == 15, WIN_SCORE, score)
+    contact = ~np.broadcast_to(np.asarray(race, dtype=bool), (a.shape[0],))
+    score = _raw_scores(a, contact)
+    score[~a[:, 0].any(axis=1)] = WIN_SCORE
+    return score
 
 
 class PubevalAgent(Agent):
@@ -132,7 +142,14 @@ class PubevalAgent(Agent):
         Returns:
             ``(M,)`` float64 pubeval scores (stand-in for equity; not in points per game).
         """
-        return pubeval_scores(afterstates, is_race(boards)[np.asarray(src)])
+        boards = as_batch(boards)
+        a = as_batch(afterstates)
+        src = np.asarray(src)
+        score = _raw_scores(a, ~is_race(boards)[src])
+        # all 15 off: only possible when at most 4 checkers were left before the play
+        maybe = np.flatnonzero((boards[:, 0].sum(axis=1, dtype=np.int16) <= 4)[src])
+        score[maybe[~a[maybe, 0].any(axis=1)]] = WIN_SCORE
+        return score
 
     def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         from bgai.movegen import afterstates
