@@ -321,7 +321,6 @@ def _afterstates_reference(b: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np
 _U32 = np.uint32
 _ONE = _U32(1)
 _BARBIT = _U32(1 << 25)
-_POW2 = (np.ones(32, dtype=np.uint64) << np.arange(32, dtype=np.uint64)).astype(_U32)  # p -> 1 << p
 #: one-hot mask of a destination point ``t`` at index ``t + 8`` (``t`` -8..31); 0 for ``t <= 0`` (borne off)
 _DEST = np.array([1 << t if 1 <= t <= 31 else 0 for t in range(-8, 32)], dtype=np.uint64).astype(_U32)
 #: highest set bit (one-hot) of a 7-bit value: the highest occupied point of a home board (bits 1..6)
@@ -375,11 +374,11 @@ def _pack25(flags: np.ndarray) -> np.ndarray:
 
 
 def _expand(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """All set bits of ``(K,)`` uint32 masks: ``(row, bit)`` int64 arrays, rows ascending, bits ascending per row."""
+    """All set bits of ``(K,)`` uint32 masks: ``(row, bit)``; rows int64 ascending, bits uint32 ascending per row."""
     m = np.ascontiguousarray(masks, dtype="<u4")
     bits = np.unpackbits(m.view(np.uint8).reshape(-1, 4), axis=1, bitorder="little")
     idx = np.flatnonzero(bits.view(bool))
-    return idx >> 5, idx & 31
+    return idx >> 5, (idx & 31).astype(_U32)
 
 
 def _targets(open_: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -450,7 +449,7 @@ def _nondoubles(J, levs, open_, blot, hi, lo, groups) -> None:
         r1, s1 = _expand(L1)
         t1 = s1 - f64[r1]
         tb = _DEST[t1 + 8]
-        sb = _POW2[s1]
+        sb = _ONE << s1
         o = occ[r1]
         if drop is None:
             L2 = _legal((o & ~(sb & ~l2[r1])) | tb, t2nd[r1], b2nd[r1])  # after the first step
@@ -482,7 +481,7 @@ def _nondoubles(J, levs, open_, blot, hi, lo, groups) -> None:
             if len(r2) == 0:
                 continue
             kA = ka1[r2]
-            kB = s2 * 12 + kb_off[r2] + ((hs[r2] >> s2.astype(_U32)) & _ONE)
+            kB = s2 * 12 + kb_off[r2] + ((hs[r2] >> s2) & _ONE)
             p = Jr1[r2]  # the input
             if risky:
                 t2 = s2 - s64[r1[r2]]
@@ -559,7 +558,7 @@ def _doubles(J, levs, open_, blot, hi, groups) -> None:
         if len(r) == 0:
             break
         hs = st_hs[r]
-        hit = (hs >> s.astype(_U32)) & _ONE
+        hit = (hs >> s) & _ONE
         if k == 4:
             # code = 2 s - 2 + hit; cb3 holds its pair offset minus 2
             groups.append((J[st_pos][r], kA3[r], cb3[r] + s * 2 + hit))
@@ -572,7 +571,7 @@ def _doubles(J, levs, open_, blot, hi, groups) -> None:
         else:
             kA3 = acc2[r]
             cb3 = st_base[r] + code * 51 - 2
-        sb = _POW2[s]
+        sb = _ONE << s
         st_d, st_db = st_d[r], st_db[r]
         tb = (sb >> st_d) & ~_ONE  # the destination (none when borne off)
         old = [x[r] for x in levs[: 5 - k]]  # count levels 1..(5-k) of the parents
