@@ -57,10 +57,12 @@ def main(argv=None) -> int:
     from bgai.train.config import load_config
     from bgai.train.td import SelfPlayTrainer
 
-    torch.set_num_threads(args.threads)
+    from bgai.train.threads import limit_threads
+
+    how = limit_threads(args.threads)
     cfg = load_config(args.config)
     print(f"config {os.path.relpath(args.config, ROOT)}: encoding {cfg.encoding}, hidden {cfg.hidden}, "
-          f"parallel_games {cfg.parallel_games}, torch threads {args.threads}, cpus {os.cpu_count()}")
+          f"parallel_games {cfg.parallel_games}, threads {args.threads} (torch; numpy BLAS via {how}), cpus {os.cpu_count()}")
 
     # 1. self-play training speed
     cfgs = [cfg]

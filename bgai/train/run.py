@@ -34,6 +34,7 @@ from bgai.errors import CheckpointError, ConfigError
 from bgai.train.checkpoint import build_checkpoint, net_from_checkpoint, read_checkpoint, save_checkpoint
 from bgai.train.config import TrainConfig
 from bgai.train.td import SelfPlayTrainer
+from bgai.train.threads import limit_threads
 
 
 @dataclass
@@ -152,7 +153,7 @@ def train(
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "config.yaml"), "w", encoding="utf-8") as fh:
         yaml.safe_dump(config.to_dict(), fh, sort_keys=False)
-    torch.set_num_threads(config.threads)
+    limit_threads(config.threads)
 
     writer = None
     if tensorboard:
