@@ -33,6 +33,8 @@ def test_train_resume_and_eval(tmp_path, capsys):
     ck = read_checkpoint(out / "last.pt")
     assert ck["games_trained"] >= 16 and ck["evals"][-1]["ppg"] == evals[-1]["ppg"]
     assert (out / "best.pt").exists() and "trainer" not in read_checkpoint(out / "best.pt")
+    snaps = sorted(os.listdir(out / "snapshots"))
+    assert len(snaps) == len(evals) and all(s.startswith("model-") for s in snaps)
     # extend the run by resuming with a new game target
     assert main(["train", "--out", str(out), "--resume", "--set", "games=24", "--no-progress"]) == 0
     assert read_checkpoint(out / "last.pt")["games_trained"] >= 24

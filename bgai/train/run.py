@@ -7,6 +7,8 @@ Run folder ``OUT`` (e.g. ``runs/quick``):
   every ``checkpoint_every`` games, at the end, and when the run is interrupted (Ctrl-C / SIGTERM): what
   ``--resume`` continues from, exactly.
 * ``best.pt`` - a *model* checkpoint of the best evaluation so far (no trainer state; small).
+* ``snapshots/model-GAMES.pt`` - a model checkpoint at every evaluation (to pick or re-evaluate later: the best
+  of several noisy evaluations is biased upwards).
 * ``evals.jsonl`` - one JSON line per evaluation against pubeval (``games_trained``, ``ppg``, ``ci95`` ...).
 * ``config.yaml`` - the run's resolved config; tensorboard event files, tags grouped as ``charts/`` (games/s,
   game length, gammon and backgammon rates in self-play, learning rate, lambda), ``losses/`` (mean squared TD
@@ -183,6 +185,7 @@ def train(
         nonlocal best_ppg
         res = evaluate_net(trainer, config.eval_games, config.eval_seed)
         evals.append(res)
+        save(os.path.join(out_dir, "snapshots", f"model-{trainer.games:09d}.pt"), with_trainer=False)
         with open(os.path.join(out_dir, "evals.jsonl"), "a", encoding="utf-8") as fh:
             fh.write(json.dumps(res) + "\n")
         if writer is not None:
