@@ -5,9 +5,9 @@ Prints, for the given config (default: the shipped one, configs/tdgammon.yaml):
 
 1. self-play **training** games per second: the real trainer (move generation, encoding, 0-ply choice of every
    move of ``parallel_games`` games, TD(lambda) updates), after a warm-up, for ``--seconds`` seconds, with
-   ``torch.set_num_threads(--threads)``; also with an 80-hidden net when the config's differs (the issue's
-   reference figure);
-2. network evaluations per second: bgai's encoder + network on a batch of positions from self-play, and
+   ``--threads`` self-play threads; also with an 80-hidden net when the config's differs (the issue's
+   reference figure); ``--threads 2`` splits the parallel games between two self-play threads (2 cores);
+2. network evaluations per second (one thread): bgai's encoder + network on a batch of positions from self-play, and
    ``gnubg_nn.probabilities(board, 0)`` (GNU Backgammon's 0-ply evaluator, one call per position, as its Python
    API offers) on the same positions, and the ratio.
 
@@ -59,15 +59,15 @@ def main(argv=None) -> int:
 
     from bgai.train.threads import limit_threads
 
-    how = limit_threads(args.threads)
-    cfg = load_config(args.config)
+    how = limit_threads(1)
+    cfg = load_config(args.config, [f"threads={args.threads}"])
     print(f"config {os.path.relpath(args.config, ROOT)}: encoding {cfg.encoding}, hidden {cfg.hidden}, "
-          f"parallel_games {cfg.parallel_games}, threads {args.threads} (torch; numpy BLAS via {how}), cpus {os.cpu_count()}")
+          f"parallel_games {cfg.parallel_games}, self-play threads {args.threads} (kernels single-threaded; numpy BLAS limited via {how}), cpus {os.cpu_count()}")
 
     # 1. self-play training speed
     cfgs = [cfg]
     if cfg.hidden != [80]:
-        cfgs.append(load_config(args.config, ["hidden=[80]"]))
+        cfgs.append(load_config(args.config, ["hidden=[80]", f"threads={args.threads}"]))
     for c in cfgs:
         gps, pps, _ = selfplay_rate(c, args.seconds)
         print(f"self-play training, hidden {c.hidden}: {gps:8.1f} games/s  ({pps:,.0f} positions trained/s, "

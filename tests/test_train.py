@@ -134,6 +134,18 @@ def test_resume_is_exact(tmp_path):
     assert any(not torch.equal(fresh[k], v) for k, v in a["net"]["state_dict"].items())
 
 
+def test_two_selfplay_threads_play_the_same_games():
+    a = SelfPlayTrainer(tiny(parallel_games=32, threads=1))
+    b = SelfPlayTrainer(tiny(parallel_games=32, threads=2))
+    for _ in range(120):
+        a.step()
+        b.step()
+    assert a.games == b.games > 0
+    np.testing.assert_array_equal(a.boards, b.boards)
+    for x, y in zip(a.net.parameters(), b.net.parameters()):
+        assert torch.equal(x, y)
+
+
 def test_interrupt_leaves_loadable_checkpoint(tmp_path):
     out = str(tmp_path / "run")
     calls = {"n": 0}

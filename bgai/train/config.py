@@ -73,7 +73,8 @@ class TrainConfig:
     log_every: int = 1_000
     """Games between tensorboard scalar logs."""
     threads: int = 1
-    """torch intra-op threads (1 is fastest for small nets on a shared machine)."""
+    """Self-play worker threads: the parallel games are split between them for move generation, encoding and
+    the network (numpy, BLAS and torch themselves run one thread each).  1 leaves the other cores free."""
 
     def __post_init__(self) -> None:
         self.validate()

@@ -155,7 +155,7 @@ def train(
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "config.yaml"), "w", encoding="utf-8") as fh:
         yaml.safe_dump(config.to_dict(), fh, sort_keys=False)
-    limit_threads(config.threads)
+    limit_threads(1)  # self-play threads are config.threads; each kernel runs single-threaded
 
     writer = None
     if tensorboard:

@@ -213,6 +213,7 @@ class SelfPlayTrainer:
             net = ValueNet(NetSpec(self.encoder.size, tuple(config.hidden), config.activation), generator=gen)
         self.net = net
         self.fast = FastForward(net)
+        self._pool = None  # worker threads for choose(), made on first use when config.threads > 1
         if config.optimizer == "adam":
             self.opt = torch.optim.Adam(net.parameters(), lr=config.lr)
         else:
@@ -252,7 +253,32 @@ class SelfPlayTrainer:
 
     def choose(self, boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """0-ply greedy plays (with exploration): ``(next positions (N, 2, 25) with the opponent on roll,
-        mover_won (N,) bool)``."""
+        mover_won (N,) bool)``.
+
+        With ``config.threads > 1`` the positions are split into that many contiguous chunks, chosen in worker
+        threads (numpy, OpenBLAS and torch release the GIL in their kernels) and joined in order; the random
+        draws are made here first, so the choice does not depend on the threads' timing.
+        """
+        n = boards.shape[0]
+        u = self.rng.random((n, 2)) if self.config.exploration > 0 else None
+        k = self.config.threads
+        if k <= 1 or n < 2 * k:
+            return self._choose_chunk(boards, dice, u)
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max_workers=k, thread_name_prefix="bgai-selfplay")
+        cuts = np.linspace(0, n, k + 1).astype(np.int64)
+        jobs = [
+            self._pool.submit(self._choose_chunk, boards[a:b], dice[a:b], None if u is None else u[a:b])
+            for a, b in zip(cuts[:-1], cuts[1:])
+        ]
+        parts = [j.result() for j in jobs]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+    def _choose_chunk(
+        self, boards: np.ndarray, dice: np.ndarray, u: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
         from bgai.movegen import afterstates
 
         n = boards.shape[0]
@@ -263,10 +289,8 @@ class SelfPlayTrainer:
         probs[over] = exact
         equity = cubeless_equity(swap_perspective(probs))  # for the mover
         best = group_argmax(equity, src, n)
-        eps = self.config.exploration
-        if eps > 0:
-            u = self.rng.random((n, 2))
-            explore = np.flatnonzero(u[:, 0] < eps)
+        if u is not None:
+            explore = np.flatnonzero(u[:, 0] < self.config.exploration)
             if explore.size:
                 starts = np.searchsorted(src, np.arange(n), side="left")
                 counts = np.diff(np.append(starts, src.size))
