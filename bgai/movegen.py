@@ -367,18 +367,27 @@ def _delta_table() -> np.ndarray:
 _THRESHOLDS = np.arange(4, dtype=np.int8)[:, None, None]
 
 
-def _pack25(flags: np.ndarray) -> np.ndarray:
-    """``(..., 25)`` bool -> ``(...)`` uint32 with column ``j`` at bit ``j``."""
-    packed = np.packbits(flags, axis=-1, bitorder="little")  # (..., 4) bytes
-    return np.ascontiguousarray(packed).view("<u4")[..., 0]
+def _pack25(flags_of, shape: tuple[int, ...]) -> np.ndarray:
+    """Masks of ``shape`` uint32 with bit ``j`` = column ``j`` of ``flags_of(out)``'s ``(*shape, 25)`` bool result.
+
+    ``flags_of(out)`` writes the flags into ``out`` (a ``(*shape, 25)`` bool view of a zero-padded ``(*shape, 32)``
+    array), which is then packed in one flat pass (much faster than packing 25-long rows one by one).
+    """
+    flags = np.zeros((*shape, 32), dtype=bool)
+    flags_of(flags[..., :25])
+    return np.packbits(flags, bitorder="little").view("<u4").reshape(shape)
 
 
 def _expand(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """All set bits of ``(K,)`` uint32 masks: ``(row, bit)``; rows int64 ascending, bits uint32 ascending per row."""
-    m = np.ascontiguousarray(masks, dtype="<u4")
-    bits = np.unpackbits(m.view(np.uint8).reshape(-1, 4), axis=1, bitorder="little")
-    idx = np.flatnonzero(bits.view(bool))
-    return idx >> 5, (idx & 31).astype(_U32)
+    """All set bits of ``(K,)`` uint32 masks: ``(row, bit)``; rows int64 ascending, bits uint32 ascending per row.
+
+    Only the nonzero bytes of the masks are unpacked (a mask has a few bits set; scanning all 32 bits of every mask
+    for the set ones cost twice as much)."""
+    by = np.ascontiguousarray(masks, dtype="<u4").view(np.uint8)
+    nzb = np.flatnonzero(by != 0)
+    idx = np.flatnonzero(np.unpackbits(by[nzb], bitorder="little").view(bool))
+    b = nzb[idx >> 3]  # byte index: mask b // 4, byte b % 4 of it
+    return b >> 2, ((b.astype(_U32) & _U32(3)) << _U32(3)) | (idx.astype(_U32) & _U32(7))
 
 
 def _targets(open_: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -410,10 +419,15 @@ def _plan(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
     TABLE[ka[j]] + TABLE[kb[j]]`` (flattened boards), ``src`` non-decreasing, ``counts`` rows per input."""
     n = b.shape[0]
     # bit p = the mover's point p, bit 25 = its bar: checker counts >= 1, 2, 3, 4
-    levs = _pack25(b[None, :, 0, :] > _THRESHOLDS) << _ONE
+    levs = _pack25(lambda out: np.greater(b[None, :, 0, :], _THRESHOLDS, out=out), (4, n)) << _ONE
     # opponent's row reversed: column j is the mover's point j (column 0, the opponent's bar, is masked off)
     opp = b[:, 1, ::-1]
-    open_, blot = _pack25(np.stack([opp < 2, opp == 1])) & ~_ONE
+
+    def flags(out):
+        np.less(opp, 2, out=out[0])
+        np.equal(opp, 1, out=out[1])
+
+    open_, blot = _pack25(flags, (2, n)) & ~_ONE
     d1 = dice[:, 0].astype(_U32)
     d2 = dice[:, 1].astype(_U32)
     hi = np.maximum(d1, d2)
