@@ -325,6 +325,12 @@ _BARBIT = _U32(1 << 25)
 _DEST = np.array([1 << t if 1 <= t <= 31 else 0 for t in range(-8, 32)], dtype=np.uint64).astype(_U32)
 #: highest set bit (one-hot) of a 7-bit value: the highest occupied point of a home board (bits 1..6)
 _HIGHEST7 = np.array([0] + [1 << (v.bit_length() - 1) for v in range(1, 128)], dtype=_U32)
+#: the home-board sources that can bear off with a die, by ``die << 7 | occupied home points (bits 1..6)``: exactly
+#: (a checker on the die's point), or with a higher die from the highest occupied point
+_BEAR = np.array(
+    [(h & (1 << die)) | (int(_HIGHEST7[h]) if _HIGHEST7[h] < (1 << die) else 0) for die in range(8) for h in range(128)],
+    dtype=_U32,
+)
 #: Output rows are built as ``input row + TABLE[kA] + TABLE[kB]`` (flattened ``(50,)`` int8 boards).  Rows
 #: 0..300 of the table are single steps, code ``((from - 1) * 6 + (die - 1)) * 2 + hit`` (300 = no step); a
 #: non-double play uses two of them.  Rows ``301 + (die - 1) * 2601 + c1 * 51 + c2`` are two steps of a double
@@ -396,21 +402,19 @@ def _targets(open_: np.ndarray, d: np.ndarray) -> np.ndarray:
     return (open_ << d) & ~((_U32(2) << d) - _ONE)
 
 
-def _legal(occ: np.ndarray, targets: np.ndarray, dbit: np.ndarray) -> np.ndarray:
+def _legal(occ: np.ndarray, targets: np.ndarray, die7: np.ndarray) -> np.ndarray:
     """Mask of the sources that can move with a die (all ``(K,)`` uint32).
 
     ``occ``: occupied points (bit p = point p, bit 25 = bar); ``targets``: :func:`_targets` for the die;
-    ``dbit``: ``1 << die``.  Bit ``p`` of the result: a checker on ``p`` may move (to ``p - die``, or off).
+    ``die7``: ``die << 7``.  Bit ``p`` of the result: a checker on ``p`` may move (to ``p - die``, or off).
     """
     res = occ & targets
-    on_bar = (occ & _BARBIT) != 0
+    on_bar = occ >= _BARBIT  # the bar is the highest bit
     if on_bar.any():
         res = np.where(on_bar, res & _BARBIT, res)
-    home = (occ >> _U32(7)) == 0
+    home = occ < _U32(128)  # nothing above point 6
     if home.any():
-        hb = _HIGHEST7[occ & _U32(0x7F)]
-        bear = (occ & dbit) | np.where(hb < dbit, hb, _U32(0))  # exact, or larger die from the highest point
-        res |= np.where(home, bear, _U32(0))
+        res |= np.where(home, _BEAR[die7 | (occ & _U32(0x7F))], _U32(0))
     return res
 
 
@@ -451,7 +455,7 @@ def _nondoubles(J, levs, open_, blot, hi, lo, groups) -> None:
     a64, c64 = a.astype(np.int64), c.astype(np.int64)
     ao, co = a64 * 2 - 14, c64 * 2 - 14  # die part of a single-step table row (see _delta_table)
     ta, tc = _targets(op, a), _targets(op, c)
-    ba, bc = _ONE << a, _ONE << c
+    ba, bc = a << _U32(7), c << _U32(7)
     La = _legal(occ, ta, ba)
     Lb = _legal(occ, tc, bc)
     on_bar = (occ & _BARBIT) != 0
@@ -538,7 +542,7 @@ def _doubles(J, levs, open_, blot, hi, groups) -> None:
     st_d = hi[J]
     st_base = 301 + (st_d.astype(np.int64) - 1) * 2601  # table offset of the die's pair codes
     st_tg = _targets(open_[J], st_d)
-    st_db = _ONE << st_d
+    st_db = st_d << _U32(7)
     st_hs = blot[J] << st_d  # bit p: a step from p would hit (a blot not hit yet on p - d)
     levs = list(levs[:, J])  # counts >= 1, 2, 3, 4
     st_pos = np.arange(len(J))
