@@ -409,12 +409,13 @@ def _legal(occ: np.ndarray, targets: np.ndarray, die7: np.ndarray) -> np.ndarray
     ``die7``: ``die << 7``.  Bit ``p`` of the result: a checker on ``p`` may move (to ``p - die``, or off).
     """
     res = occ & targets
-    on_bar = occ >= _BARBIT  # the bar is the highest bit
+    # (np.where is slow on unpredictable conditions: arithmetic masks instead)
+    on_bar = occ >> _U32(25)  # 1 when on the bar (the highest bit), else 0
     if on_bar.any():
-        res = np.where(on_bar, res & _BARBIT, res)
+        res &= (on_bar - _ONE) | _BARBIT  # on the bar: only the bar; else unchanged
     home = occ < _U32(128)  # nothing above point 6
     if home.any():
-        res |= np.where(home, _BEAR[die7 | (occ & _U32(0x7F))], _U32(0))
+        res |= _BEAR[die7 | (occ & _U32(0x7F))] * home
     return res
 
 
@@ -492,7 +493,7 @@ def _nondoubles(J, levs, open_, blot, hi, lo, groups) -> None:
         kb_off = so[r1]
         # plays that may duplicate another: the same checker again (chain), a step landing where the first
         # checker left (bit s1 + second), or both steps bearing off
-        low = np.where(t1 <= 0, (_U32(2) << sec) - _ONE, _U32(0))
+        low = ((_U32(2) << sec) - _ONE) * (t1 <= 0)
         R = L2 & (tb | (sb << sec) | low)
         for mask, risky in ((L2 & ~R, False), (R, True)):
             r2, s2 = _expand(mask)
