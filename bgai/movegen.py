@@ -369,19 +369,30 @@ def _delta_table() -> np.ndarray:
     return table
 
 
-#: thresholds of the checker-count masks (counts >= 1, 2, 3, 4)
-_THRESHOLDS = np.arange(4, dtype=np.int8)[:, None, None]
 
+def _masks(b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-position uint32 masks of ``(n, 2, 25)`` boards: ``levs`` ``(4, n)`` (bit p = the mover's point p, bit 25
+    = its bar, with >= 1, 2, 3, 4 checkers), ``open_`` and ``blot`` ``(n,)`` (bit p = the mover's point p, 1..24,
+    holds < 2, exactly 1 opponent checker).
 
-def _pack25(flags_of, shape: tuple[int, ...]) -> np.ndarray:
-    """Masks of ``shape`` uint32 with bit ``j`` = column ``j`` of ``flags_of(out)``'s ``(*shape, 25)`` bool result.
-
-    ``flags_of(out)`` writes the flags into ``out`` (a ``(*shape, 25)`` bool view of a zero-padded ``(*shape, 32)``
-    array), which is then packed in one flat pass (much faster than packing 25-long rows one by one).
-    """
-    flags = np.zeros((*shape, 32), dtype=bool)
-    flags_of(flags[..., :25])
-    return np.packbits(flags, bitorder="little").view("<u4").reshape(shape)
+    Both rows are first copied into zero-padded 32-column rows (point p at column p), so that the comparisons run
+    over flat contiguous arrays and the flags are packed in one flat pass."""
+    n = b.shape[0]
+    P = np.empty((2, n, 32), dtype=np.int8)
+    me, op = P[0], P[1]
+    me[:, 0] = 0
+    me[:, 26:] = 0
+    me[:, 1:26] = b[:, 0, :]
+    op[:, :25] = b[:, 1, ::-1]  # column j: the mover's point j (column 0, the opponent's bar, is masked below)
+    op[:, 0] = 2
+    op[:, 25:] = 2
+    F = np.empty((6, n, 32), dtype=bool)
+    for k in range(4):
+        np.greater(me, k, out=F[k])
+    np.less(op, 2, out=F[4])
+    np.equal(op, 1, out=F[5])
+    W = np.packbits(F, bitorder="little").view("<u4").reshape(6, n)
+    return W[:4], W[4], W[5]
 
 
 def _expand(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -423,16 +434,7 @@ def _plan(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
     """The plays of a chunk of inputs as ``(src, counts, ka, kb)``: output row ``j`` is ``b[src[j]] +
     TABLE[ka[j]] + TABLE[kb[j]]`` (flattened boards), ``src`` non-decreasing, ``counts`` rows per input."""
     n = b.shape[0]
-    # bit p = the mover's point p, bit 25 = its bar: checker counts >= 1, 2, 3, 4
-    levs = _pack25(lambda out: np.greater(b[None, :, 0, :], _THRESHOLDS, out=out), (4, n)) << _ONE
-    # opponent's row reversed: column j is the mover's point j (column 0, the opponent's bar, is masked off)
-    opp = b[:, 1, ::-1]
-
-    def flags(out):
-        np.less(opp, 2, out=out[0])
-        np.equal(opp, 1, out=out[1])
-
-    open_, blot = _pack25(flags, (2, n)) & ~_ONE
+    levs, open_, blot = _masks(b)
     d1 = dice[:, 0].astype(_U32)
     d2 = dice[:, 1].astype(_U32)
     hi = np.maximum(d1, d2)
