@@ -421,9 +421,7 @@ def _legal(occ: np.ndarray, targets: np.ndarray, die7: np.ndarray) -> np.ndarray
     """
     res = occ & targets
     # (np.where is slow on unpredictable conditions: arithmetic masks instead)
-    on_bar = occ >> _U32(25)  # 1 when on the bar (the highest bit), else 0
-    if on_bar.any():
-        res &= (on_bar - _ONE) | _BARBIT  # on the bar: only the bar; else unchanged
+    res &= ((occ >> _U32(25)) - _ONE) | _BARBIT  # on the bar (the highest bit): only the bar; else unchanged
     home = occ < _U32(128)  # nothing above point 6
     if home.any():
         res |= _BEAR[die7 | (occ & _U32(0x7F))] * home
@@ -528,7 +526,7 @@ def _nondoubles(J, levs, open_, blot, hi, lo, groups) -> None:
         keep = order[first]
         groups.append((p[keep], kA[keep], kB[keep]))
     # one die only: the higher if it can be played, else the lower
-    one_mask = np.where(has2, _U32(0), np.where(La != 0, La, Lb))
+    one_mask = (La | Lb * (La == 0)) * ~has2
     r, s = _expand(one_mask)
     if len(r):
         die = np.where(La[r] != 0, a64[r], c64[r])
