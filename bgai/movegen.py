@@ -328,7 +328,11 @@ _HIGHEST7 = np.array([0] + [1 << (v.bit_length() - 1) for v in range(1, 128)], d
 #: the home-board sources that can bear off with a die, by ``die << 7 | occupied home points (bits 1..6)``: exactly
 #: (a checker on the die's point), or with a higher die from the highest occupied point
 _BEAR = np.array(
-    [(h & (1 << die)) | (int(_HIGHEST7[h]) if _HIGHEST7[h] < (1 << die) else 0) for die in range(8) for h in range(128)],
+    [
+        (h & (1 << die)) | (int(_HIGHEST7[h]) if _HIGHEST7[h] < (1 << die) else 0)
+        for die in range(8)
+        for h in range(128)
+    ],
     dtype=_U32,
 )
 #: Output rows are built as ``input row + TABLE[kA] + TABLE[kB]`` (flattened ``(50,)`` int8 boards).  Rows
@@ -460,10 +464,16 @@ def _nondoubles(J, levs, open_, blot, hi, lo, groups) -> None:
     La = _legal(occ, ta, ba)
     Lb = _legal(occ, tc, bc)
     on_bar = (occ & _BARBIT) != 0
+    # Low die first (below): outside the special cases (on the bar, or at most one occupied point above 6, so that
+    # the first step may bring the mover home) only a checker that can move on with the high die matters, i.e. a
+    # source p with p - lo open for the high die: bit p of ta << lo.  Filtered here, before expanding.
+    above = occ >> _U32(7)
+    special = on_bar | ((above & (above - _ONE)) == 0)
+    Lb_chain = Lb & ((ta << c) | (special * _U32(0xFFFFFFFF)))
     has2 = np.zeros(len(J), dtype=bool)
     risky_parts = []
     for way, (first, second, f64, s64, fo, so, L1, drop, t2nd, b2nd) in enumerate(
-        ((a, c, a64, c64, ao, co, La, None, tc, bc), (c, a, c64, a64, co, ao, Lb, La, ta, ba))
+        ((a, c, a64, c64, ao, co, La, None, tc, bc), (c, a, c64, a64, co, ao, Lb_chain, La, ta, ba))
     ):
         r1, s1 = _expand(L1)
         t1 = s1 - f64[r1]
