@@ -281,17 +281,18 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
     b = as_batch(boards)
     n = b.shape[0]
     d = _validate_dice(dice, n)
-    if validate and n:
-        bad = b.min() < 0 or (b.sum(axis=2, dtype=np.int16) > 15).any()
-        if bad or ((b[:, 0, :24] > 0) & (b[:, 1, 23::-1] > 0)).any():
-            from bgai.board import validate as validate_boards
-
-            validate_boards(b)  # raises, naming the first bad board and what is wrong with it
-            raise InvalidPositionError("invalid position in boards")  # pragma: no cover - validate raised
+    # validation: counts 0..15 here; more than 15 checkers on a side, or a point held by both, in _plan's masks
+    if validate and n and (b.min() < 0 or b.max() > 15):
+        _invalid(b)
     # Large batches run in chunks (the temporaries then stay in the CPU caches): first every chunk's plays as
     # (input, board row, table rows), then the output written once into one array.
     b = np.ascontiguousarray(b)
-    plans = [(i, *_plan(b[i : i + _CHUNK], d[i : i + _CHUNK])) for i in range(0, n, _CHUNK)]
+    plans = []
+    for i in range(0, n, _CHUNK):
+        plan = _plan(b[i : i + _CHUNK], d[i : i + _CHUNK], validate)
+        if plan is None:
+            _invalid(b)
+        plans.append((i, *plan))
     m = sum(len(p[1]) for p in plans)  # p = (offset, src, counts, ka, kb)
     out = np.empty((m, 50), dtype=np.int8)
     src_all = np.empty(m, dtype=np.int64)
@@ -305,6 +306,14 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
         np.add(src, i, out=src_all[lo:hi])
         lo = hi
     return out.reshape(m, 2, 25), src_all
+
+
+def _invalid(b: np.ndarray) -> None:
+    """Raise for a batch known to hold an invalid board, naming the first one (:func:`bgai.board.validate`)."""
+    from bgai.board import validate as validate_boards
+
+    validate_boards(b)  # raises, naming the first bad board and what is wrong with it
+    raise InvalidPositionError("invalid position in boards")  # pragma: no cover - validate raised
 
 
 #: positions per internal chunk of :func:`afterstates` (measured best on a 2-core machine with 1 MiB L2)
@@ -374,10 +383,14 @@ def _delta_table() -> np.ndarray:
 
 
 
-def _masks(b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+_BYTES02 = np.uint64(0x00FF00FF00FF00FF)
+
+
+def _masks(b: np.ndarray, check: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
     """Per-position uint32 masks of ``(n, 2, 25)`` boards: ``levs`` ``(4, n)`` (bit p = the mover's point p, bit 25
     = its bar, with >= 1, 2, 3, 4 checkers), ``open_`` and ``blot`` ``(n,)`` (bit p = the mover's point p, 1..24,
-    holds < 2, exactly 1 opponent checker).
+    holds < 2, exactly 1 opponent checker); with ``check`` (counts known to be 0..15), whether a board has more
+    than 15 checkers of a side or a point held by both sides.
 
     Both rows are first copied into zero-padded 32-column rows (point p at column p), so that the comparisons run
     over flat contiguous arrays and the flags are packed in one flat pass."""
@@ -388,15 +401,26 @@ def _masks(b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     me[:, 26:] = 0
     me[:, 1:26] = b[:, 0, :]
     op[:, :25] = b[:, 1, ::-1]  # column j: the mover's point j (column 0, the opponent's bar, is masked below)
-    op[:, 0] = 2
-    op[:, 25:] = 2
-    F = np.empty((6, n, 32), dtype=bool)
+    op[:, 25:] = 0
+    F = np.empty((7 if check else 6, n, 32), dtype=bool)
     for k in range(4):
         np.greater(me, k, out=F[k])
     np.less(op, 2, out=F[4])
     np.equal(op, 1, out=F[5])
-    W = np.packbits(F, bitorder="little").view("<u4").reshape(6, n)
-    return W[:4], W[4], W[5]
+    if check:
+        np.greater(op, 0, out=F[6])
+    W = np.packbits(F, bitorder="little").view("<u4").reshape(-1, n)
+    points = _U32(0x01FFFFFE)  # bits 1..24
+    bad = False
+    if check:
+        # checkers per side: the 32 bytes of a row as 4 uint64 summed bytewise (each byte <= 4 * 15, no carry),
+        # then in 16-bit lanes, then the 4 lanes by a multiplication into the top lane
+        x = P.view(np.uint64)
+        x = x[..., 0] + x[..., 1] + x[..., 2] + x[..., 3]
+        x = (x & _BYTES02) + ((x >> np.uint64(8)) & _BYTES02)
+        total = (x * np.uint64(0x0001000100010001)) >> np.uint64(48)
+        bad = bool((total > 15).any() or (W[0] & W[6] & points).any())
+    return W[:4], W[4] & points, W[5] & points, bad
 
 
 def _expand(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -432,11 +456,14 @@ def _legal(occ: np.ndarray, targets: np.ndarray, die7: np.ndarray) -> np.ndarray
     return res
 
 
-def _plan(b: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _plan(b: np.ndarray, dice: np.ndarray, check: bool = False):
     """The plays of a chunk of inputs as ``(src, counts, ka, kb)``: output row ``j`` is ``b[src[j]] +
-    TABLE[ka[j]] + TABLE[kb[j]]`` (flattened boards), ``src`` non-decreasing, ``counts`` rows per input."""
+    TABLE[ka[j]] + TABLE[kb[j]]`` (flattened boards), ``src`` non-decreasing, ``counts`` rows per input.
+    ``None`` when ``check`` finds an invalid board (see :func:`_masks`)."""
     n = b.shape[0]
-    levs, open_, blot = _masks(b)
+    levs, open_, blot, bad = _masks(b, check)
+    if bad:
+        return None
     d1 = dice[:, 0].astype(_U32)
     d2 = dice[:, 1].astype(_U32)
     hi = np.maximum(d1, d2)
