@@ -429,8 +429,8 @@ def _expand(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Only the nonzero bytes of the masks are unpacked (a mask has a few bits set; scanning all 32 bits of every mask
     for the set ones cost twice as much)."""
     by = np.ascontiguousarray(masks, dtype="<u4").view(np.uint8)
-    nzb = np.flatnonzero(by != 0)
-    idx = np.flatnonzero(np.unpackbits(by[nzb], bitorder="little").view(bool))
+    nzb = (by != 0).nonzero()[0]
+    idx = np.unpackbits(by[nzb], bitorder="little").view(bool).nonzero()[0]  # (.nonzero(): less call overhead)
     b = nzb[idx >> 3]  # byte index: mask b // 4, byte b % 4 of it
     return b >> 2, ((b.astype(_U32) & _U32(3)) << _U32(3)) | (idx.astype(_U32) & _U32(7))
 
@@ -471,10 +471,10 @@ def _plan(b: np.ndarray, dice: np.ndarray, check: bool = False):
     dbl = hi == lo
     # groups of output rows: (input index, table row kA, table row kB); any order, sorted in _order
     groups: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    J = np.flatnonzero(~dbl)
+    J = (~dbl).nonzero()[0]
     if len(J):
         _nondoubles(J, levs, open_, blot, hi, lo, groups)
-    J = np.flatnonzero(dbl)
+    J = dbl.nonzero()[0]
     if len(J):
         _doubles(J, levs, open_, blot, hi, groups)
     return _order(n, groups)
@@ -514,12 +514,12 @@ def _nondoubles(J, levs, open_, blot, hi, lo, groups) -> None:
             # the bar or is home after the first step, that is only the same checker moving on (every other
             # second step could have been played first).
             L2 = tb & t2nd[r1]
-            sp = np.flatnonzero(on_bar[r1] | (((o & ~sb) >> _U32(7)) == 0))
+            sp = (on_bar[r1] | (((o & ~sb) >> _U32(7)) == 0)).nonzero()[0]
             if len(sp):
                 rs, tbs = r1[sp], tb[sp]
                 occ1 = (o[sp] & ~(sb[sp] & ~l2[rs])) | tbs
                 L2[sp] = _legal(occ1, t2nd[rs], b2nd[rs]) & (~drop[rs] | tbs)
-            nz = np.flatnonzero(L2)
+            nz = L2.nonzero()[0]
             r1, s1, t1, tb, sb, L2 = r1[nz], s1[nz], t1[nz], tb[nz], sb[nz], L2[nz]
         has2[r1[L2 != 0]] = True
         Jr1 = J[r1]
@@ -569,7 +569,7 @@ def _nondoubles(J, levs, open_, blot, hi, lo, groups) -> None:
         die = np.where(La[r] != 0, a64[r], c64[r])
         h = (bl[r] & _DEST[s - die + 8]) != 0
         groups.append((J[r], s * 12 + die * 2 - 14 + h, np.full(len(r), _NULL, dtype=np.int64)))
-    stuck = np.flatnonzero(~has2 & (La == 0) & (Lb == 0))
+    stuck = (~has2 & (La == 0) & (Lb == 0)).nonzero()[0]
     if len(stuck):
         null = np.full(len(stuck), _NULL, dtype=np.int64)
         groups.append((J[stuck], null, null))
@@ -594,14 +594,14 @@ def _doubles(J, levs, open_, blot, hi, groups) -> None:
         r, s = _expand(m)
         # states of the previous level whose position has no longer play are final
         if k == 1:
-            fin = np.flatnonzero(m == 0)
+            fin = (m == 0).nonzero()[0]
             if len(fin):
                 null = np.full(len(fin), _NULL, dtype=np.int64)
                 groups.append((J[fin], null, null))
         else:
             has = np.zeros(len(J), dtype=bool)
             has[st_pos[m != 0]] = True
-            fin = np.flatnonzero(~has[st_pos])
+            fin = (~has[st_pos]).nonzero()[0]
             if len(fin):
                 base = st_base[fin]
                 if k == 2:
