@@ -7,7 +7,11 @@ would call it).  Prints afterstates per second for each (each generator's own co
 no play is legal, bgai returns the unchanged board), the ratio bgai/gnubg, and peak memory of one
 afterstates() call at the largest batch (tracemalloc, numpy allocations) and the process's max RSS.
 
-Usage: ``python scripts/bench_movegen.py [--seed 1] [--repeat 3] [--batches 1 1024 4096 16384]``
+Both are timed with the same clock, process CPU time by default (steadier than wall time on a shared machine;
+the work is single-threaded), ``--wall`` for wall time.  Each figure is given twice: from the best round of
+each block of pairs (the usual benchmark figure), and from the median round (what a loaded machine gives).
+
+Usage: ``python scripts/bench_movegen.py [--seed 1] [--repeat 5] [--batches 1 1024 4096 16384] [--wall]``
 """
 
 from __future__ import annotations
@@ -78,18 +82,17 @@ def main() -> None:
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 1024, 4096, 16384])
     ap.add_argument("--positions", type=int, default=32768, help="(position, roll) pairs timed per batch size")
     ap.add_argument("--no-validate", action="store_true", help="time afterstates(..., validate=False)")
-    ap.add_argument("--cpu-time", action="store_true",
-                    help="time with process CPU time instead of wall time (steadier on a loaded machine)")
+    ap.add_argument("--wall", action="store_true", help="time with wall time instead of process CPU time")
+    ap.add_argument("--cpu-time", action="store_true", help="(the default) time with process CPU time")
     args = ap.parse_args()
     global CLOCK
-    if args.cpu_time:
-        CLOCK = time.process_time
+    CLOCK = time.perf_counter if args.wall else time.process_time
     total = max(args.positions, max(args.batches))
     B, D = load_pairs(args.seed, total)
     small = min(len(B), 2000)  # batch sizes below 256 are timed on the first 2000 pairs only
     print(f"load average: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}; pairs: {len(B)} "
           f"({small} for batch < 256); validate={'off' if args.no_validate else 'on'}; "
-          f"clock: {'CPU' if args.cpu_time else 'wall'}")
+          f"clock: {'wall' if args.wall else 'process CPU'}; rounds: {args.repeat}")
     afterstates(B[:64], D[:64])  # warm-up (builds the delta table)
     # The pairs are timed in blocks of the largest batch size; in every round each block is timed with gnubg
     # and then with bgai at every batch size, so that a change in machine load hits both alike.  Each figure
@@ -97,16 +100,17 @@ def main() -> None:
     big = max(args.batches)
     blocks = [(i, min(i + big, len(B))) for i in range(0, len(B), big)]
     small_blocks = [(0, small)]
-    g_best: dict[tuple, float] = {}
+    g_times: dict[tuple, list[float]] = {}
     g_count: dict[tuple, int] = {}
-    b_best: dict[tuple, float] = {}
+    b_times: dict[tuple, list[float]] = {}
     b_count: dict[tuple, int] = {}
     for _ in range(args.repeat):
         for sub in sorted({batch < 256 for batch in args.batches}):
             for lo, hi in small_blocks if sub else blocks:
                 t, c = bench_gnubg(B[lo:hi], D[lo:hi], 1)
                 key = (sub, lo)
-                g_best[key], g_count[key] = min(g_best.get(key, float("inf")), t), c
+                g_times.setdefault(key, []).append(t)
+                g_count[key] = c
                 for batch in args.batches:
                     if (batch < 256) != sub:
                         continue
@@ -114,26 +118,30 @@ def main() -> None:
                     # pass after gnubg's loop pays for cold caches and a cold memory allocator)
                     t, c = bench_bgai(B[lo:hi], D[lo:hi], batch, 2, args.no_validate)
                     key = (batch, lo)
-                    b_best[key], b_count[key] = min(b_best.get(key, float("inf")), t), c
+                    b_times.setdefault(key, []).append(t)
+                    b_count[key] = c
 
-    def total(best: dict, count: dict, first) -> tuple[float, int]:
-        keys = [k for k in best if k[0] == first]
-        return sum(best[k] for k in keys), sum(count[k] for k in keys)
+    def total(times: dict, count: dict, first, stat) -> tuple[float, int]:
+        keys = [k for k in times if k[0] == first]
+        return sum(stat(times[k]) for k in keys), sum(count[k] for k in keys)
 
-    gt, gc = total(g_best, g_count, False) if any(b >= 256 for b in args.batches) else total(g_best, g_count, True)
-    print(f"gnubg_nn.moves per position : {gc / gt / 1e6:7.3f} M afterstates/s  ({gc} in {gt:.3f} s)")
-    for batch in args.batches:
-        rt, rc = total(g_best, g_count, batch < 256)
-        t, c = total(b_best, b_count, batch)
-        print(f"bgai batch {batch:6d}           : {c / t / 1e6:7.3f} M afterstates/s  ({c} in {t:.3f} s)  "
-              f"ratio {(c / t) / (rc / rt):5.2f}x")
+    for label, stat in (("best round", min), ("median round", lambda v: float(np.median(v)))):
+        print(f"-- {label} of each block:")
+        gfirst = False if any(b >= 256 for b in args.batches) else True
+        gt, gc = total(g_times, g_count, gfirst, stat)
+        print(f"gnubg_nn.moves per position : {gc / gt / 1e6:7.3f} M afterstates/s  ({gc} in {gt:.3f} s)")
+        for batch in args.batches:
+            rt, rc = total(g_times, g_count, batch < 256, stat)
+            t, c = total(b_times, b_count, batch, stat)
+            print(f"bgai batch {batch:6d}           : {c / t / 1e6:7.3f} M afterstates/s  ({c} in {t:.3f} s)  "
+                  f"ratio {(c / t) / (rc / rt):5.2f}x")
     tracemalloc.start()
     afterstates(B[:big], D[:big], validate=not args.no_validate)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory of one afterstates() call at batch {big}: {peak / 2**20:.1f} MiB (tracemalloc); "
-          f"process max RSS {rss:.0f} MiB")
+          f"process max RSS {rss:.0f} MiB; load average at the end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
