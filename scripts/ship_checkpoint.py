@@ -1,7 +1,11 @@
 #!/usr/bin/env python
 """Copy a run's model into ``checkpoints/`` as a small model-only checkpoint with a JSON metadata file.
 
-Usage: ``python scripts/ship_checkpoint.py runs/tdgammon/best.pt checkpoints/NAME.pt [--eval FILE.json ...]``
+Usage: ``python scripts/ship_checkpoint.py SOURCE.pt [SOURCE2.pt ...] checkpoints/NAME.pt [--eval FILE.json ...]``
+
+With several sources (e.g. the last snapshots of one run, ``runs/NAME/snapshots/model-*.pt``) the weights are
+averaged (Polyak averaging of the TD iterates; all sources must have the same architecture and encoding) and the
+metadata lists them.
 
 Writes ``checkpoints/NAME.pt`` (weights, architecture, encoding, config, games trained, the run's evaluations;
 no optimiser or self-play state) and ``checkpoints/NAME.json`` (games trained, config, encoding, the run's
@@ -19,7 +23,7 @@ import sys
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("source", help="a checkpoint of a run (best.pt or last.pt)")
+    ap.add_argument("source", nargs="+", help="checkpoint(s) of a run (best.pt, last.pt, snapshots); several: averaged")
     ap.add_argument("dest", help="checkpoints/NAME.pt")
     ap.add_argument("--eval", action="append", default=[], help="bgai eval --json report(s) to record")
     args = ap.parse_args(argv)
@@ -29,7 +33,16 @@ def main(argv=None) -> int:
     from bgai.train.checkpoint import build_checkpoint, load_net, save_checkpoint
 
     try:
-        net, enc, ckpt = load_net(args.source)
+        nets = [load_net(src) for src in args.source]
+        net, enc, ckpt = max(nets, key=lambda t: t[2]["games_trained"])
+        if len(nets) > 1:
+            import torch
+
+            for other, oenc, _ in nets:
+                if other.spec != net.spec or oenc.describe() != enc.describe():
+                    raise BgaiError("checkpoints to average must share architecture and encoding")
+            state = {k: torch.stack([n.state_dict()[k] for n, _, _ in nets]).mean(dim=0) for k in net.state_dict()}
+            net.load_state_dict(state)
         model = build_checkpoint(net, enc, ckpt["config"], ckpt["games_trained"], ckpt.get("evals", []))
         save_checkpoint(model, args.dest)
         finals = []
@@ -42,6 +55,8 @@ def main(argv=None) -> int:
     meta = {
         "checkpoint": os.path.basename(args.dest),
         "games_trained": int(ckpt["games_trained"]),
+        "averaged_from": [{"file": os.path.basename(src), "games_trained": int(c["games_trained"])}
+                          for src, (_, _, c) in zip(args.source, nets)] if len(nets) > 1 else [],
         "encoding": enc.describe(),
         "network": net.spec.to_dict(),
         "config": ckpt["config"],
