@@ -91,7 +91,8 @@ def validation_errors(boards: np.ndarray) -> list[str | None]:
     totals = b.sum(axis=2)
     # both sides on the same physical point: mover column c is opponent column 23 - c
     clash = ((b[:, 0, :24] > 0) & (b[:, 1, 23::-1] > 0)).any(axis=1)
-    bad = neg | (totals > NUM_CHECKERS).any(axis=1) | clash
+    both_off = (totals == 0).all(axis=1)
+    bad = neg | (totals > NUM_CHECKERS).any(axis=1) | clash | both_off
     names = ("side to move", "opponent")
     for i in np.flatnonzero(bad):
         msgs = []
@@ -101,6 +102,8 @@ def validation_errors(boards: np.ndarray) -> list[str | None]:
         for side in (0, 1):
             if totals[i, side] > NUM_CHECKERS:
                 msgs.append(f"{names[side]} has {totals[i, side]} checkers on the board and bar (max 15)")
+        if both_off[i]:
+            msgs.append("both sides have borne off all their checkers (at most one side can have finished)")
         if clash[i]:
             cols = np.flatnonzero((b[i, 0, :24] > 0) & (b[i, 1, 23::-1] > 0))
             pts = ", ".join(str(c + 1) for c in cols)
@@ -118,7 +121,8 @@ def validate(boards: np.ndarray) -> np.ndarray:
 
     Raises:
         InvalidPositionError: naming the first bad board (its index in the batch) and what is wrong with it:
-            at most 15 checkers a side on the board and bar, no negative counts, no point held by both sides.
+            at most 15 checkers a side on the board and bar, no negative counts, no point held by both sides, not
+            both sides borne off.  (A finished game, one side with no checker left, is a valid position.)
     """
     arr = as_batch(boards)
     for i, msg in enumerate(validation_errors(arr)):

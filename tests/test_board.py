@@ -148,3 +148,11 @@ def test_pip_count_of_flip_swaps_and_legal_boards_validate(b):
 def test_render_shows_counts_and_pips():
     text = str(Position.start())
     assert "pips 167" in text and "BAR" in text
+
+
+def test_both_sides_borne_off_is_impossible_but_one_side_finished_is_valid():
+    with pytest.raises(InvalidPositionError, match="both sides have borne off"):
+        validate(np.zeros((2, 25), dtype=np.int8))
+    finished = np.zeros((2, 25), dtype=np.int8)
+    finished[1, 3] = 4
+    validate(finished)
