@@ -123,7 +123,7 @@ def legal_boards(draw):
     """Random legal boards: each side distributes up to 15 checkers, never on a point the other holds."""
     b = np.zeros((2, 25), dtype=np.int8)
     for side in (0, 1):
-        n = draw(st.integers(0, 15))
+        n = draw(st.integers(1 if side == 0 else 0, 15))  # side 0 places first, so never both sides empty
         for _ in range(n):
             col = draw(st.integers(0, 24))
             if col < 24:

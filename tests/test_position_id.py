@@ -83,10 +83,11 @@ def test_decode_returns_int8_and_ignores_whitespace():
     assert np.array_equal(b, starting_board())
 
 
-def test_empty_and_one_side_borne_off():
-    empty = np.zeros((2, 25), dtype=np.int8)
-    assert encode_position_id(empty) == "AAAAAAAAAAAAAA"
-    assert np.array_equal(decode_position_id("AAAAAAAAAAAAAA"), empty)
+def test_empty_board_is_refused_and_one_side_borne_off_decodes():
+    with pytest.raises(PositionIDError, match="both sides have borne off"):
+        decode_position_id("AAAAAAAAAAAAAA")
+    one_side = _board({3: 2}, {})
+    assert np.array_equal(decode_position_id(encode_position_id(one_side)), one_side)
 
 
 @needs_gnubg
@@ -181,7 +182,7 @@ def random_legal_boards(rng: np.random.Generator, n: int) -> np.ndarray:
     """``n`` random legal boards: random checker counts anywhere (bars included), no point held by both."""
     out = np.zeros((n, 2, 25), dtype=np.int8)
     for i in range(n):
-        k0 = rng.integers(0, 16)
+        k0 = rng.integers(1, 16)  # at least one checker: both sides borne off is impossible
         # side 0 on few or many points
         spread0 = rng.integers(1, 26)
         cols0 = rng.choice(25, size=spread0, replace=False)
