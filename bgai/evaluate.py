@@ -309,24 +309,18 @@ def evaluate(
 
 
 def write_json_atomic(path: str, data) -> None:
-    """Write ``data`` as JSON to ``path`` via a temporary file in the same directory and ``os.replace``.
+    """Write ``data`` as JSON (indent 2, trailing newline) to ``path`` atomically.
+
+    Delegates to :func:`bgai.fileio.atomic_write_json` (temporary file in the same directory, fsync,
+    ``os.replace``; mode ``0o666 & ~umask``; nothing left behind on failure).
 
     Raises:
-        OSError: the directory does not exist or is not writable (nothing is left behind).
+        BgaiError: the directory does not exist or is not writable, ``path`` is a directory, or the write
+            fails (the message names ``path``).
     """
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    from bgai.fileio import atomic_write_json
+
+    atomic_write_json(path, data)
 
 
 # --- ranked plays (hints) -------------------------------------------------------------------------------------

@@ -1,0 +1,143 @@
+"""Atomic file writing: the one place bgai writes output files (reports, exports, checkpoints).
+
+:func:`atomic_write` never leaves a half-written file at the destination: the content goes to a temporary
+file *in the destination's directory* (same file system, so the final rename is atomic), is flushed and
+``fsync``-ed, then renamed over the destination with :func:`os.replace` (POSIX ``rename(2)``: readers see
+either the old file or the complete new one).  On any failure (including ``KeyboardInterrupt`` inside the
+write callback) the temporary file is removed and the destination is left as it was.
+
+Permissions: the temporary file is created with mode ``0o666`` filtered by the process umask (the mode
+``open(path, 'w')`` would give, usually ``0644``), not the ``0600`` of :func:`tempfile.mkstemp`; it is
+created with ``O_CREAT | O_EXCL`` under a random name, so no global umask juggling (not thread-safe) is
+needed.  An existing destination's mode is not carried over.  A destination that is a symbolic link is
+replaced by a regular file (the link itself, not its target, is replaced, as ``rename(2)`` does).
+
+Directories are never created: a missing directory is an error (the same rule for every subcommand that
+writes a file: ``bgai eval --json``, ``bgai export --out``, checkpoints).
+
+Errors: every failure of the file system (missing or non-writable directory, a destination that is a
+directory, a full disk) raises :class:`bgai.errors.BgaiError` whose message quotes the destination path;
+an exception raised by the caller's ``write`` callback that is not an ``OSError`` propagates unchanged.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import secrets
+from typing import Any, BinaryIO, Callable
+
+from bgai.errors import BgaiError
+
+__all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_json"]
+
+#: Attempts at finding an unused temporary name (each is 48 random bits; a clash is practically impossible).
+_TEMP_ATTEMPTS = 100
+
+
+def _fail(path: str, exc: OSError) -> BgaiError:
+    """A :class:`BgaiError` naming ``path`` and what the operating system said."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return BgaiError(f"cannot write {path!r}: {reason[:1].lower()}{reason[1:]}")
+
+
+def _check_destination(path: str) -> str:
+    """The destination's directory, after checking that it exists and that ``path`` is not a directory."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise BgaiError(f"cannot write {path!r}: it is a directory")
+    if not os.path.exists(directory):
+        raise BgaiError(f"cannot write {path!r}: directory {directory!r} does not exist")
+    if not os.path.isdir(directory):
+        raise BgaiError(f"cannot write {path!r}: {directory!r} is not a directory")
+    return directory
+
+
+def _create_temp(path: str, directory: str) -> tuple[int, str]:
+    """Create a new empty temporary file beside ``path``; ``(fd, temp path)``.  Mode ``0o666 & ~umask``."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    base = os.path.basename(path)
+    for _ in range(_TEMP_ATTEMPTS):
+        tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise BgaiError(
+                    f"cannot write {path!r}: directory {directory!r} is not writable ({exc.strerror})"
+                ) from None
+            raise _fail(path, exc) from None
+    raise BgaiError(f"cannot write {path!r}: no free temporary file name in {directory!r}")
+
+
+def _fsync_directory(directory: str) -> None:
+    """Make the rename durable (``fsync`` of the directory); silently skipped where unsupported."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], Any]) -> None:
+    """Write a file atomically: ``write(fh)`` fills a temporary binary file, which then replaces ``path``.
+
+    Args:
+        path: the destination file.  Its directory must exist (it is not created).
+        write: called once with a binary file object open for writing (position 0, empty file); its
+            return value is ignored.  It must not close the file.
+
+    Raises:
+        BgaiError: the directory does not exist, is not a directory or is not writable; ``path`` is a
+            directory; or any other ``OSError`` while writing, syncing or renaming (e.g. disk full).  The
+            message names ``path``.  Nothing is left behind: the temporary file is removed and an existing
+            destination is unchanged.
+        Exception: whatever ``write`` raises (other than ``OSError``), unchanged, after the same clean-up.
+    """
+    path = os.fspath(path)
+    directory = _check_destination(path)
+    fd, tmp = _create_temp(path, directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, IsADirectoryError):
+            raise BgaiError(f"cannot write {path!r}: it is a directory") from None
+        if isinstance(exc, OSError):
+            raise _fail(path, exc) from None
+        raise
+    _fsync_directory(directory)
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (:func:`atomic_write`; same errors)."""
+    atomic_write(path, lambda fh: fh.write(data))
+
+
+def atomic_write_json(path: str | os.PathLike, data: Any, *, indent: int | None = 2) -> None:
+    """Write ``data`` as UTF-8 JSON (``indent`` spaces, trailing newline) to ``path`` atomically.
+
+    The data is serialised before any file is created, so a value JSON cannot represent (``TypeError`` /
+    ``ValueError`` from :func:`json.dumps`) leaves no trace.  Non-finite floats are written as ``NaN`` /
+    ``Infinity`` like :func:`json.dump` does.
+
+    Raises:
+        BgaiError: see :func:`atomic_write`.  TypeError: ``data`` holds something JSON cannot encode.
+    """
+    text = json.dumps(data, indent=indent) + "\n"
+    atomic_write_bytes(path, text.encode("utf-8"))
