@@ -1,6 +1,7 @@
 """Export a trained network for use outside bgai: ONNX, numpy weights, and a golden file.
 
-``export_model(net, encoder, 'model.onnx')`` writes three files (each to a temporary file, then ``os.replace``):
+``export_model(net, encoder, 'model.onnx')`` writes three files (each atomically with :mod:`bgai.fileio`: mode
+``0o666 & ~umask``; the destination directory must exist, it is never created):
 
 ``model.onnx``
     The network as an ONNX graph (``Gemm`` -> ``Sigmoid``/``Relu`` per hidden layer -> ``Gemm`` -> ``Sigmoid``),
@@ -26,13 +27,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
 
 from bgai.equity import OUTPUTS
 from bgai.errors import BgaiError
+from bgai.fileio import atomic_write, atomic_write_bytes, check_destination
 
 __all__ = [
     "OPSET",
@@ -160,27 +161,6 @@ def _golden(net, encoder) -> dict[str, Any]:
     }
 
 
-def _atomic_write(path: str, write) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-    except OSError as exc:
-        raise BgaiError(f"cannot write {path!r}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def export_model(
     net, encoder, out: str | os.PathLike, *, source: str | None = None, source_sha256: str | None = None,
     formats: tuple[str, ...] = ("onnx", "npz", "golden"), extra_metadata: dict | None = None,
@@ -199,18 +179,22 @@ def export_model(
         ``{'onnx': path, 'npz': path, 'golden': path}`` of the files written.
 
     Raises:
-        BgaiError: an unwritable destination; ValueError: an unknown format name.
+        BgaiError: a missing or unwritable destination directory, or a destination that is a directory
+            (checked before anything is written).  ValueError: an unknown format name.
     """
     unknown = set(formats) - {"onnx", "npz", "golden"}
     if unknown:
         raise ValueError(f"unknown export formats {sorted(unknown)}")
     out = os.fspath(out)
     npz_path, golden_path = companion_paths(out)
+    for kind, p in (("onnx", out), ("npz", npz_path), ("golden", golden_path)):
+        if kind in formats:
+            check_destination(p)  # refuse a missing directory before any work (directories are never created)
     meta = _metadata(net, encoder, source, source_sha256, extra_metadata)
     written: dict[str, str] = {}
     if "onnx" in formats:
         model = build_onnx(net, encoder, meta)
-        _atomic_write(out, lambda fh: fh.write(model.SerializeToString()))
+        atomic_write_bytes(out, model.SerializeToString())
         written["onnx"] = out
     if "npz" in formats:
         arrays: dict[str, np.ndarray] = {}
@@ -218,11 +202,11 @@ def export_model(
             arrays[f"W{i}"] = w
             arrays[f"b{i}"] = b
         arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
-        _atomic_write(npz_path, lambda fh: np.savez(fh, **arrays))
+        atomic_write(npz_path, lambda fh: np.savez(fh, **arrays))
         written["npz"] = npz_path
     if "golden" in formats:
         text = json.dumps(_golden(net, encoder), indent=1).encode()
-        _atomic_write(golden_path, lambda fh: fh.write(text))
+        atomic_write_bytes(golden_path, text)
         written["golden"] = golden_path
     return written
 

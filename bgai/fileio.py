@@ -30,7 +30,7 @@ from typing import Any, BinaryIO, Callable
 
 from bgai.errors import BgaiError
 
-__all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_json"]
+__all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_json", "check_destination"]
 
 #: Attempts at finding an unused temporary name (each is 48 random bits; a clash is practically impossible).
 _TEMP_ATTEMPTS = 100
@@ -42,8 +42,17 @@ def _fail(path: str, exc: OSError) -> BgaiError:
     return BgaiError(f"cannot write {path!r}: {reason[:1].lower()}{reason[1:]}")
 
 
-def _check_destination(path: str) -> str:
-    """The destination's directory, after checking that it exists and that ``path`` is not a directory."""
+def check_destination(path: str | os.PathLike) -> str:
+    """Check, before any long work, that ``path`` could be written: its directory exists, ``path`` is not one.
+
+    Returns:
+        The absolute path of the destination's directory.
+
+    Raises:
+        BgaiError: the directory is missing or not a directory, or ``path`` is a directory (message names
+            ``path``).  Write permission is only known when :func:`atomic_write` creates its temporary file.
+    """
+    path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise BgaiError(f"cannot write {path!r}: it is a directory")
@@ -103,7 +112,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], Any]) -> N
         Exception: whatever ``write`` raises (other than ``OSError``), unchanged, after the same clean-up.
     """
     path = os.fspath(path)
-    directory = _check_destination(path)
+    directory = check_destination(path)
     fd, tmp = _create_temp(path, directory)
     try:
         with os.fdopen(fd, "wb") as fh:

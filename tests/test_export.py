@@ -201,3 +201,23 @@ def test_npz_only_export(tmp_path):
     assert main(["export", ckpt, "--format", "npz", "--out", str(tmp_path / "w.npz")]) == 0
     assert (tmp_path / "w.npz").exists() and not (tmp_path / "w.onnx").exists()
     assert NumpyAgent.load(tmp_path / "w.npz").model.n_inputs == 198
+
+
+def test_export_refuses_missing_directory_and_writes_usual_permissions(tmp_path, capsys):
+    """Like ``eval --json``: a missing output directory is an error (never created), before any work."""
+    import stat
+
+    ckpt = _make_checkpoint(str(tmp_path / "m.pt"), "tesauro198", (20,), "sigmoid", seed=1)
+    out = tmp_path / "nonexist" / "dir" / "m.onnx"
+    assert main(["export", ckpt, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bgai: error: cannot write ") and "does not exist" in err and "nonexist/dir" in err
+    assert not (tmp_path / "nonexist").exists()
+    old = os.umask(0o022)
+    try:
+        assert main(["export", ckpt, "--out", str(tmp_path / "ok.onnx")]) == 0
+    finally:
+        os.umask(old)
+    modes = {n: stat.S_IMODE(os.stat(tmp_path / n).st_mode) for n in ("ok.onnx", "ok.npz", "ok.golden.json")}
+    assert modes == {"ok.onnx": 0o644, "ok.npz": 0o644, "ok.golden.json": 0o644}
+    assert sorted(os.listdir(tmp_path)) == ["m.pt", "ok.golden.json", "ok.npz", "ok.onnx"]
