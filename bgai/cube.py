@@ -88,6 +88,7 @@ __all__ = [
     "describe_state",
     "format_cube_decision",
     "cube_decision_dict",
+    "cube_unavailable_reason",
 ]
 
 #: Cube owner values, relative to the side on roll.
@@ -829,23 +830,72 @@ def describe_state(state: CubeState) -> str:
     if state.is_money:
         return f"money game, cube {state.cube_value} {owner}, Jacoby {'on' if state.jacoby else 'off'}"
     a, b = state.away
-    game = "Crawford game" if state.crawford else ("post-Crawford" if state.post_crawford else "")
+    post = state.post_crawford and state.match_length > 1  # a 1-point match has no Crawford game
+    game = "Crawford game" if state.crawford else ("post-Crawford" if post else "")
     return (f"{state.match_length}-point match, score {state.score[0]}-{state.score[1]} ({a}-away vs {b}-away"
             f"{', ' + game if game else ''}), cube {state.cube_value} {owner}")
 
 
-def format_cube_decision(d: CubeDecision) -> str:
+def cube_unavailable_reason(state: CubeState) -> str | None:
+    """Why the side on roll cannot double in ``state`` (None when it can), in words (GNU Backgammon prints
+    "You cannot double." for all of these)."""
+    if state.may_double():
+        return None
+    if state.owner == OPPONENT:
+        return "the cube is owned by the opponent: cube not available"
+    if state.is_money:
+        return f"the cube is at its limit ({state.cube_limit}): cube not available"
+    if state.crawford:
+        return "doubling is not allowed in the Crawford game"
+    if state.score[0] + state.cube_value >= state.match_length:
+        return "the present cube already wins the side on roll the match (dead cube)"
+    return "the post-Crawford leader has no use for the cube (dead cube)"
+
+
+def _cubeless_lines(d: CubeDecision) -> list[str]:
+    """The cubeless equity lines: always the plain cubeless money equity (:func:`bgai.equity.cubeless_equity`);
+    money play with the Jacoby rule and a centred cube adds the figure without gammons, labelled; match play
+    adds the normalised equity of the cubeless MWC."""
+    from bgai.equity import cubeless_equity
+
+    plain = float(cubeless_equity(np.asarray(d.probabilities, dtype=np.float64)))
+    line = f"cubeless equity {plain:+.3f} (money)"
+    if d.state.is_money:
+        if abs(d.cubeless_equity - plain) > 5e-7:
+            line += f", {d.cubeless_equity:+.3f} with the Jacoby rule (gammons do not count)"
+    else:
+        line += f", match {d.cubeless_equity:+.3f} (normalised equity of the cubeless MWC)"
+    return [f"{line}   (cube efficiency {d.efficiency:.2f})"]
+
+
+def format_cube_decision(d: CubeDecision, *, dice_rolled: bool = False) -> str:
     """A GNU Backgammon-like "Cube analysis" block for one :class:`CubeDecision` (equities to 3 decimals;
-    match play adds the match-winning chances)."""
+    match play adds the match-winning chances).
+
+    "cubeless equity" is the plain cubeless money equity; a figure changed by the Jacoby rule or the match
+    score is labelled as such.  When the side on roll cannot double (Crawford game, cube owned by the
+    opponent, dead cube, cube limit) only the reason and the no-double equity are shown, no double/take lines.
+
+    Raises:
+        MatchStateError: ``dice_rolled``: a cube decision is made before the roll (use checker play).
+    """
+    if dice_rolled:
+        raise MatchStateError("the dice are already rolled: no cube decision now (ask for checker play instead)")
     p = d.probabilities
     redouble = d.state.owner == ME
-    lines = [
-        "Cube analysis",
-        f"cubeless equity {d.cubeless_equity:+.3f}   (cube efficiency {d.efficiency:.2f})",
-        f"  win {p[0]:.3f}  win gammon {p[1]:.3f}  win bg {p[2]:.3f}  -  lose {1 - p[0]:.3f}  "
-        f"lose gammon {p[3]:.3f}  lose bg {p[4]:.3f}",
-        "Cubeful equities:",
-    ]
+    lines = ["Cube analysis", *_cubeless_lines(d),
+             f"  win {p[0]:.3f}  win gammon {p[1]:.3f}  win bg {p[2]:.3f}  -  lose {1 - p[0]:.3f}  "
+             f"lose gammon {p[3]:.3f}  lose bg {p[4]:.3f}"]
+    reason = cube_unavailable_reason(d.state)
+    if reason is not None:
+        lines.append(f"You cannot double: {reason}.")
+        line = f"Cubeful equity (no double) {d.no_double:+.3f}"
+        if d.mwc:
+            line += f"   MWC {100 * d.mwc[0]:.2f}%"
+        lines.append(line)
+        lines.append(f"Proper cube action: {d.action}")
+        return "\n".join(lines)
+    lines.append("Cubeful equities:")
     eq = {"nd": d.no_double, "dt": d.double_take, "dp": d.double_pass}
     mwc = dict(zip(("nd", "dt", "dp"), d.mwc)) if d.mwc else None
     order = _order(d.action)
@@ -863,20 +913,44 @@ def format_cube_decision(d: CubeDecision) -> str:
     return "\n".join(lines)
 
 
-def cube_decision_dict(d: CubeDecision) -> dict:
-    """A JSON-ready dict of a :class:`CubeDecision`."""
-    from bgai.equity import OUTPUTS
+def cube_decision_dict(d: CubeDecision, *, dice_rolled: bool = False) -> dict:
+    """A JSON-ready dict of a :class:`CubeDecision`.
 
+    ``cubeless_equity`` is the plain cubeless money equity (:func:`bgai.equity.cubeless_equity`);
+    ``cubeless_equity_jacoby`` (money, Jacoby rule, centred cube: gammons not counted) and
+    ``cubeless_match_equity`` (match: normalised equity of the cubeless MWC) are added where they apply.
+    ``available`` says whether the side on roll may double; when it may not, ``reason`` says why and
+    ``equities`` (and ``mwc``) hold only ``no_double``.
+
+    Raises:
+        MatchStateError: ``dice_rolled``: a cube decision is made before the roll (use checker play).
+    """
+    from bgai.equity import OUTPUTS, cubeless_equity
+
+    if dice_rolled:
+        raise MatchStateError("the dice are already rolled: no cube decision now (ask for checker play instead)")
+    plain = float(cubeless_equity(np.asarray(d.probabilities, dtype=np.float64)))
+    reason = cube_unavailable_reason(d.state)
+    equities = {"no_double": d.no_double, "double_take": d.double_take, "double_pass": d.double_pass}
     out = {
         "action": d.action,
+        "available": reason is None,
         "double": d.double,
         "take": d.take,
-        "equities": {"no_double": d.no_double, "double_take": d.double_take, "double_pass": d.double_pass},
-        "cubeless_equity": d.cubeless_equity,
+        "equities": equities if reason is None else {"no_double": d.no_double},
+        "cubeless_equity": plain,
         "probabilities": dict(zip(OUTPUTS, d.probabilities)),
         "cube_efficiency": d.efficiency,
         "state": describe_state(d.state),
     }
+    if reason is not None:
+        out["reason"] = reason
+    if d.state.is_money:
+        if abs(d.cubeless_equity - plain) > 5e-7:
+            out["cubeless_equity_jacoby"] = d.cubeless_equity
+    else:
+        out["cubeless_match_equity"] = d.cubeless_equity
     if d.mwc:
-        out["mwc"] = dict(zip(("no_double", "double_take", "double_pass"), d.mwc))
+        mwc = dict(zip(("no_double", "double_take", "double_pass"), d.mwc))
+        out["mwc"] = mwc if reason is None else {"no_double": d.mwc[0]}
     return out

@@ -98,7 +98,9 @@ def test_hint_table_pubeval(capsys):
     lines = out.splitlines()
     assert "agent pubeval" in lines[0]
     assert lines[1].split()[1:3] == ["8/5", "6/5"]
-    assert len(lines) == 1 + 16  # 16 distinct plays of 31 from the start
+    assert len(lines) == 1 + 16 + 1  # 16 distinct plays of 31 from the start, then what the ranking is
+    assert lines[-1] == "  ranked by agent score (cubeless; the agent has no probabilities, so the cube and score " \
+        "are not used)"
 
 
 def test_hint_json_pubeval(capsys):
@@ -129,7 +131,10 @@ def test_hint_no_legal_play(capsys):
 
     pos = Position.from_points({1: 13}, {1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 2}, me_bar=2)
     code, out, _ = run(capsys, "hint", pos.position_id(), "65", "--json")
-    assert code == 0 and json.loads(out)["plays"] == []
+    plays = json.loads(out)["plays"]
+    # the shape of `bgai moves`: one entry, no play, the unchanged position (with the agent's equity)
+    assert code == 0 and len(plays) == 1 and plays[0]["play"] == ""
+    assert plays[0]["position_id"] == pos.position_id() and isinstance(plays[0]["equity"], float)
 
 
 @pytest.mark.parametrize(
@@ -153,7 +158,7 @@ def test_hint_batch_shape_like_moves_batch(capsys, tmp_path):
     lines = [json.loads(x) for x in out.splitlines()]
     assert code == 1  # one bad line
     assert len(lines) == 4
-    assert lines[2] == {"line": 3, "error": lines[2]["error"]} and "POSITION_ID" in lines[2]["error"]
+    assert lines[2] == {"line": 3, "error": lines[2]["error"]} and "Position ID 'badline'" in lines[2]["error"]
     assert lines[0]["plays"][0]["play"] == "8/5 6/5"
     assert lines[3]["plays"][0]["play"] == "13/7 8/7"
     # same keys as `bgai moves --batch`, plus equity

@@ -1,17 +1,31 @@
-"""``bgai hint POSITION_ID DICE --agent AGENT [--json]`` and ``bgai hint --batch FILE --agent AGENT``.
+"""``bgai hint POSITION_ID[:MATCH_ID] DICE --agent AGENT [--json]`` and ``bgai hint --batch FILE --agent AGENT``.
 
 Without DICE (``bgai hint POSITION_ID[:MATCH_ID] [--match-id MATCH_ID]``) it prints the cube decision of the side
 on roll, as GNU Backgammon's ``hint`` does: No double / Double, take / Double, pass / Too good ..., with the
 cubeful equities of no double, double/take and double/pass (:mod:`bgai.cube`; money play with a centred cube and
-the Jacoby rule when no Match ID is given).
+the Jacoby rule when no Match ID is given).  When the side on roll may not double (Crawford game, cube owned by
+the opponent, dead cube) it says so and shows no double/take lines.  A Match ID that carries a roll means the
+dice are rolled: the answer is then checker play for that roll (cube decisions come before the roll); DICE given
+as well must be the same roll.
 
-The legal plays ranked by the agent, best first, with its equity (pubeval's score stands in for equity) and,
-for agents with probabilities (gnubg, neural), the mover's win/gammon/backgammon probabilities after each play,
-and each resulting position ID from the mover's view (sides not swapped).
+The legal plays ranked by the agent, best first, with the Position ID of each resulting position from the
+mover's view (sides not swapped).  Ranking (the ``ranking`` field of the JSON answer):
 
-``--batch`` reads lines ``POSITION_ID D1D2`` (``-`` = stdin) and prints one JSON object per line, the shape of
-``bgai moves --batch`` with ``equity`` (and ``probabilities``) added to each play; the whole batch goes through
-the agent in one call.  A bad line gets ``{"line": n, "error": "..."}``; the exit status is then 1.
+* no Match ID: cubeless money equity (:func:`bgai.equity.cubeless_equity`) for agents with probabilities
+  (gnubg, neural), which also get the mover's win/gammon/backgammon probabilities after each play;
+* with a Match ID, agents with probabilities: GNU Backgammon's 0-ply cubeful checker-play evaluation
+  (:func:`bgai.evaluate.cubeful_afterstate_equities`): match play by the mover's cubeful match-winning chance
+  (``mwc``), shown with GNU Backgammon's normalised equity; money play by cubeful money equity;
+* agents without probabilities (pubeval, heuristics): the agent's own cubeless score, cube and score unused.
+
+A game that is over (a side has borne off all 15 checkers) is an error.  When no play is legal the list holds
+one entry with ``"play": ""`` and the unchanged position, as in ``bgai moves``.
+
+``--batch`` reads lines ``POSITION_ID[:MATCH_ID] D1D2`` (``-`` = stdin; D1D2 may be left out when the Match ID
+carries the roll) and prints one JSON object per line, the shape of ``bgai moves --batch`` with ``equity`` (and
+``probabilities``, ``mwc``) added to each play and ``match_id``/``ranking`` for lines with a Match ID; the whole
+batch goes through the agent in one call.  A bad line gets ``{"line": n, "error": "..."}`` and the others are
+still answered; the exit status is then 1.
 """
 
 from __future__ import annotations
@@ -37,7 +51,7 @@ def register(subparsers) -> None:
     p.add_argument("dice", metavar="DICE", nargs="?", help="the roll, e.g. 31")
     p.add_argument("--agent", default="pubeval", help="agent spec (default pubeval)")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--batch", metavar="FILE", help="lines 'POSITION_ID D1D2' ('-' = stdin); JSON lines out")
+    p.add_argument("--batch", metavar="FILE", help="lines 'POSITION_ID[:MATCH_ID] D1D2' ('-' = stdin); JSON lines out")
     p.add_argument(
         "--match-id",
         metavar="MATCH_ID",
@@ -54,6 +68,8 @@ def _play_dicts(ranked, plays_by_key, with_probs: bool) -> list[dict]:
     out = []
     for r, pid in zip(ranked, ids):
         d = {"play": plays_by_key.get(r.afterstate.tobytes(), ""), "position_id": pid, "equity": round(r.equity, 6)}
+        if r.mwc is not None:
+            d["mwc"] = round(r.mwc, 6)
         if with_probs and r.probabilities is not None:
             d["probabilities"] = {k: round(float(v), 6) for k, v in zip(OUTPUTS, r.probabilities)}
         out.append(d)
@@ -66,10 +82,61 @@ def _notations(board: np.ndarray, dice: tuple[int, int]) -> dict[bytes, str]:
     return {np.asarray(p.afterstate, dtype=np.int8).tobytes(): p.notation for p in legal_plays(board, dice)}
 
 
-def _rank(agent, boards: np.ndarray, dice: np.ndarray):
+def _rank(agent, boards: np.ndarray, dice: np.ndarray, states=None):
     from bgai.evaluate import rank_plays
 
-    return rank_plays(agent, boards, dice)
+    return rank_plays(agent, boards, dice, states)
+
+
+def _ranking(agent, state) -> str:
+    """What the equities of a hint are (the ``ranking`` field of the JSON answers)."""
+    from bgai.agents.base import ProbabilityAgent
+
+    if not isinstance(agent, ProbabilityAgent):
+        return "agent score (cubeless; the agent has no probabilities, so the cube and score are not used)"
+    if state is None:
+        return "cubeless money equity"
+    if state.is_money:
+        return "cubeful money equity (0-ply, per unit of the cube)"
+    return "cubeful match equity (0-ply; MWC and GNU Backgammon's normalised equity)"
+
+
+class _Request:
+    """One hint request, parsed and checked: Position ID first, then the Match ID, then the dice."""
+
+    def __init__(self, position: str, match_id: str | None, dice_text: str | None):
+        from bgai.cli.moves import check_game_not_over
+        from bgai.formats.match_id import decode_match_id
+        from bgai.formats.position_id import decode_position_id
+        from bgai.match import cube_state_from_match_id, match_from_match_id
+
+        if ":" in position:  # gnubg's POSITION_ID:MATCH_ID
+            if match_id:
+                raise BgaiError("give the Match ID once: POSITION_ID:MATCH_ID or --match-id, not both")
+            position, match_id = position.split(":", 1)
+        self.position_id, self.match_id = position, match_id or None
+        self.board = decode_position_id(position)
+        check_game_not_over(self.board)
+        self.state = None
+        self.pending = False
+        ms_dice = (0, 0)
+        if self.match_id:
+            ms = decode_match_id(self.match_id)
+            self.state = cube_state_from_match_id(self.match_id, self.board)
+            self.pending = match_from_match_id(self.match_id, self.board)[0].offered_by is not None
+            ms_dice = tuple(ms.dice)
+        self.dice = parse_dice(dice_text) if dice_text else None
+        if ms_dice != (0, 0):
+            if self.dice is not None and sorted(self.dice) != sorted(ms_dice):
+                raise BgaiError(
+                    f"dice {self.dice[0]}{self.dice[1]} disagree with the roll {ms_dice[0]}{ms_dice[1]} in Match ID "
+                    f"{self.match_id!r}: give the dice once"
+                )
+            if self.dice is None:
+                self.dice = (int(ms_dice[0]), int(ms_dice[1]))
+            self.rolled = True
+        else:
+            self.rolled = False
 
 
 def run(args) -> int:
@@ -79,37 +146,43 @@ def run(args) -> int:
     if args.batch:
         if args.position_id or args.dice:
             raise BgaiError("give either POSITION_ID DICE or --batch FILE, not both")
+        if args.match_id:
+            raise BgaiError("--batch takes the Match ID per line (POSITION_ID:MATCH_ID D1D2), not --match-id")
         agent = make_agent(args.agent)
         return _run_batch(agent, args.batch)
     if not args.position_id:
         raise BgaiError("hint needs POSITION_ID and DICE (or --batch FILE)")
-    from bgai.formats.position_id import decode_position_id
-
-    if ":" in args.position_id:  # gnubg's POSITION_ID:MATCH_ID
-        if args.match_id:
-            raise BgaiError("give the Match ID once: POSITION_ID:MATCH_ID or --match-id, not both")
-        args.position_id, args.match_id = args.position_id.split(":", 1)
-    board = decode_position_id(args.position_id)
-    if not args.dice:
-        from bgai.formats.match_id import decode_match_id
-
-        ms = decode_match_id(args.match_id) if args.match_id else None
-        if ms is None or ms.dice == (0, 0):
-            return _run_cube_hint(args, board)
-        args.dice = f"{ms.dice[0]}{ms.dice[1]}"  # the roll the Match ID carries
-    dice = parse_dice(args.dice)
+    req = _Request(args.position_id, args.match_id, args.dice)
+    args.position_id, args.match_id = req.position_id, req.match_id
+    if req.dice is None:
+        return _run_cube_hint(args, req.board, req.state, req.pending)
     agent = make_agent(args.agent)
-    ranked = _rank(agent, board[None], np.array([dice]))[0]
-    plays = _play_dicts(ranked, _notations(board, dice), with_probs=True)
-    if len(plays) == 1 and not plays[0]["play"]:  # no legal play: the unchanged position
-        plays = []
+    dice = req.dice
+    ranked = _rank(agent, req.board[None], np.array([dice]), [req.state])[0]
+    plays = _play_dicts(ranked, _notations(req.board, dice), with_probs=True)
+    ranking = _ranking(agent, req.state)
     if args.json:
-        print(json.dumps({"position_id": args.position_id, "dice": list(dice), "agent": args.agent, "plays": plays}))
+        out = {"position_id": req.position_id, "dice": list(dice), "agent": args.agent, "ranking": ranking}
+        if req.match_id:
+            out["match_id"] = req.match_id
+        out["plays"] = plays
+        print(json.dumps(out))
         return 0
-    kind = "equity" if plays and "probabilities" in plays[0] else "score"
-    print(f"Position ID {args.position_id}, roll {dice[0]}{dice[1]}, agent {args.agent} ({kind})")
-    if not plays:
-        print("  no legal play")
+    from bgai.agents.base import ProbabilityAgent
+    from bgai.cube import describe_state
+
+    kind = "equity" if isinstance(agent, ProbabilityAgent) else "score"
+    head = f"Position ID {req.position_id}"
+    if req.match_id:
+        head += f", Match ID {req.match_id} ({describe_state(req.state)})"
+    print(f"{head}, roll {dice[0]}{dice[1]}, agent {args.agent} ({kind})")
+    notes = [f"  ranked by {ranking}"]
+    if req.rolled:
+        notes.append("  the Match ID's dice are rolled: checker play (cube decisions come before the roll)")
+    if len(plays) == 1 and not plays[0]["play"]:
+        print(f"  no legal play; the position stays {plays[0]['position_id']} (the turn passes), "
+              f"{kind} {plays[0]['equity']:+.4f}")
+        print("\n".join(notes))
         return 0
     width = max(len(p["play"]) for p in plays)
     best = plays[0]["equity"]
@@ -117,6 +190,8 @@ def run(args) -> int:
         line = f"{i:3d}. {p['play']:<{width}}  {kind} {p['equity']:+.4f}"
         if i > 1:
             line += f" ({p['equity'] - best:+.4f})"
+        if "mwc" in p:
+            line += f"  MWC {100 * p['mwc']:.2f}%"
         if "probabilities" in p:
             pr = p["probabilities"]
             line += (
@@ -125,12 +200,11 @@ def run(args) -> int:
             )
         line += f"  {p['position_id']}"
         print(line)
+    print("\n".join(notes))
     return 0
 
 
 def _run_batch(agent, path: str) -> int:
-    from bgai.formats.position_id import decode_position_id
-
     try:
         if path == "-":
             lines = sys.stdin.read().splitlines()
@@ -139,49 +213,49 @@ def _run_batch(agent, path: str) -> int:
                 lines = fh.read().splitlines()
     except OSError as exc:
         raise BgaiError(f"cannot read batch file {path!r}: {exc}") from exc
-    items: list[tuple[int, str, tuple[int, int] | None, np.ndarray | None, str | None]] = []
+    items: list[tuple[int, _Request | None, str | None]] = []
     for n, line in enumerate(lines, 1):
-        if not line.strip():
+        text = line.strip()
+        if not text:
             continue
-        parts = line.split()
+        parts = text.split(None, 1)
         try:
-            if len(parts) != 2:
-                raise BgaiError(f"expected 'POSITION_ID D1D2', got {line.strip()!r}")
-            board = decode_position_id(parts[0])
-            dice = parse_dice(parts[1])
-            items.append((n, parts[0], dice, board, None))
+            req = _Request(parts[0], None, parts[1] if len(parts) > 1 else None)
+            if req.dice is None:
+                raise BgaiError(f"expected 'POSITION_ID[:MATCH_ID] D1D2', got {text!r} (no dice)")
+            items.append((n, req, None))
         except BgaiError as exc:
-            items.append((n, parts[0] if parts else "", None, None, str(exc)))
-    good = [it for it in items if it[4] is None]
+            items.append((n, None, str(exc)))
+    good = [req for _, req, err in items if err is None]
     ranked = []
     if good:
-        ranked = _rank(agent, np.stack([it[3] for it in good]), np.array([it[2] for it in good]))
-    by_line = {it[0]: r for it, r in zip(good, ranked)}
+        ranked = _rank(agent, np.stack([r.board for r in good]), np.array([r.dice for r in good]),
+                       [r.state for r in good])
+    by_req = {id(r): rk for r, rk in zip(good, ranked)}
     failed = 0
-    for n, pid, dice, board, err in items:
+    for n, req, err in items:
         if err is not None:
             failed += 1
             print(json.dumps({"line": n, "error": err}))
             continue
-        plays = _play_dicts(by_line[n], _notations(board, dice), with_probs=True)
-        if len(plays) == 1 and not plays[0]["play"]:
-            plays = []
-        print(json.dumps({"position_id": pid, "dice": list(dice), "plays": plays}))
+        plays = _play_dicts(by_req[id(req)], _notations(req.board, req.dice), with_probs=True)
+        out = {"position_id": req.position_id, "dice": list(req.dice)}
+        if req.match_id:  # the shape of ``bgai moves --batch`` unless the line has a Match ID
+            out["match_id"] = req.match_id
+            out["ranking"] = _ranking(agent, req.state)
+        out["plays"] = plays
+        print(json.dumps(out))
     return 1 if failed else 0
 
 
-def _run_cube_hint(args, board) -> int:
+def _run_cube_hint(args, board, state, pending: bool) -> int:
     """The cube decision (no dice): GNU Backgammon-style analysis with the agent's probabilities."""
     from bgai.agents.registry import make_agent
     from bgai.cube import CubeState, cube_decision_dict, describe_state, format_cube_decision
-    from bgai.match import cube_state_from_match_id, match_from_match_id
     from bgai.play_cube import agent_cube_decision
 
-    if args.match_id:
-        state = cube_state_from_match_id(args.match_id, board)
-        pending = match_from_match_id(args.match_id, board)[0].offered_by is not None
-    else:
-        state, pending = CubeState(), False  # money game, centred cube, Jacoby on (GNU Backgammon's default)
+    if state is None:
+        state = CubeState()  # money game, centred cube, Jacoby on (GNU Backgammon's default)
     agent = make_agent(args.agent)
     d = agent_cube_decision(agent, board, state)
     if args.json:

@@ -2,14 +2,17 @@
 
 ``bgai moves POSITION_ID DICE [--json]`` prints every legal play (one per distinct resulting position) in standard
 notation with the Position ID of the resulting position; ``bgai moves --batch FILE`` (``-`` = stdin) reads lines
-``POSITION_ID DICE`` and writes one JSON object per line::
+``POSITION_ID DICE`` and writes one JSON object per line (GNU Backgammon's ``POSITION_ID:MATCH_ID`` is accepted
+too: the Match ID is checked against the position and its roll used when DICE is left out)::
 
     {"position_id": "4HPwATDgc/ABMA", "dice": [3, 1], "plays": [{"play": "8/5 6/5", "position_id": "..."}, ...]}
 
 Resulting Position IDs are from the **mover's** view (sides not swapped: flip the board to get the opponent's
 turn).  When no play is legal the list holds one entry with ``"play": ""`` and the unchanged position (the turn
 passes).  A bad batch line gives ``{"line": n, "error": "..."}`` (1-based line numbers; blank lines are skipped)
-and the rest are still processed; the exit status is then 1.  Dice are written ``31``, ``3-1``, ``3,1`` or
+and the rest are still processed; the exit status is then 1.  A line's Position ID is checked first, so an error
+names the field that is wrong.  A finished game (a side has borne off all 15 checkers) is an error: there is
+nothing to play.  Dice are written ``31``, ``3-1``, ``3,1`` or
 ``3 1``; bad dice or a bad Position ID on the command line give ``bgai: error: ...`` and exit status 2.
 """
 
@@ -46,7 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "  bgai moves --batch positions.txt > plays.jsonl   (lines 'POSITION_ID DICE')"
         ),
     )
-    p.add_argument("position_id", nargs="?", metavar="POSITION_ID", help="GNU Backgammon Position ID (14 characters)")
+    p.add_argument("position_id", nargs="?", metavar="POSITION_ID",
+                   help="GNU Backgammon Position ID (14 characters), or POSITION_ID:MATCH_ID (DICE from the Match ID)")
     p.add_argument("dice", nargs="?", metavar="DICE", help="the roll: 31, 3-1 or 3,1")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument(
@@ -71,6 +75,59 @@ def parse_dice(text: str) -> tuple[int, int]:
         if not 1 <= d <= 6:
             raise InvalidDiceError(f"bad dice {text!r}: die {d} is not 1..6")
     return d1, d2
+
+
+def game_over_message(board: np.ndarray) -> str | None:
+    """``None`` while the game is on; otherwise why there is nothing to play (one side has borne off all 15
+    checkers).  ``board`` is ``(2, 25)`` from the side on roll's view."""
+    from bgai.board import off_counts
+
+    off = off_counts(np.asarray(board)[None])[0]
+    if off[1] == 15:
+        return "the game is over: the opponent of the side on roll has borne off all 15 checkers"
+    if off[0] == 15:
+        return "the game is over: the side on roll has borne off all 15 checkers"
+    return None
+
+
+def check_game_not_over(board: np.ndarray) -> None:
+    """Raise :class:`bgai.errors.InvalidPositionError` for a finished game (see :func:`game_over_message`)."""
+    from bgai.errors import InvalidPositionError
+
+    msg = game_over_message(board)
+    if msg is not None:
+        raise InvalidPositionError(msg)
+
+
+def split_match_id(position: str, dice: tuple[int, int] | None) -> tuple[str, tuple[int, int] | None]:
+    """``POSITION_ID:MATCH_ID`` (GNU Backgammon's combined form) -> ``(POSITION_ID, dice)``.
+
+    The Match ID is decoded and checked against the position; when it carries a roll, that roll is used if
+    ``dice`` is None, and must agree with ``dice`` (in either order) otherwise.  Without ``:`` the input is
+    returned unchanged.
+
+    Raises:
+        PositionIDError, MatchIDError: a malformed or inconsistent ID; InvalidDiceError: dice that disagree.
+    """
+    if ":" not in position:
+        return position, dice
+    from bgai.formats.match_id import decode_match_id
+    from bgai.formats.position_id import decode_position_id
+    from bgai.match import match_from_match_id
+
+    pid, mid = position.split(":", 1)
+    board = decode_position_id(pid)
+    ms = decode_match_id(mid)
+    match_from_match_id(ms, board)
+    md = tuple(int(d) for d in ms.dice)
+    if md != (0, 0):
+        if dice is None:
+            dice = (md[0], md[1])
+        elif sorted(dice) != sorted(md):
+            raise InvalidDiceError(
+                f"dice {dice[0]}{dice[1]} disagree with the roll {md[0]}{md[1]} in Match ID {mid!r}: give the dice once"
+            )
+    return pid, dice
 
 
 def plays_records(requests: list[tuple[str, tuple[int, int]]]) -> list[dict]:
@@ -106,6 +163,7 @@ def _answers(requests: list[tuple[str, tuple[int, int]]]) -> list[dict | BgaiErr
         if board is None:
             continue
         try:
+            check_game_not_over(board)
             found.append((i, legal_plays(board, dice), board))
         except BgaiError as exc:
             out[i] = exc
@@ -146,12 +204,18 @@ def run(args: argparse.Namespace) -> int:
             print("bgai: error: --batch always writes JSON lines; --json is not needed", file=sys.stderr)
             return 2
         return _run_batch(args.batch)
-    if args.position_id is None or args.dice is None:
+    if args.position_id is None or (args.dice is None and ":" not in args.position_id):
         print("bgai: error: give POSITION_ID and DICE (e.g. bgai moves 4HPwATDgc/ABMA 31), or --batch FILE",
               file=sys.stderr)
         return 2
-    dice = parse_dice(args.dice)
-    record = plays_record(args.position_id, dice)
+    from bgai.formats.position_id import decode_position_id
+
+    decode_position_id(args.position_id.split(":", 1)[0])  # blame a bad Position ID before the dice
+    pid, dice = split_match_id(args.position_id, None if args.dice is None else parse_dice(args.dice))
+    if dice is None:
+        print("bgai: error: give DICE (the Match ID carries no roll)", file=sys.stderr)
+        return 2
+    record = plays_record(pid, dice)
     if args.json:
         print(json.dumps(record))
     else:
@@ -211,9 +275,18 @@ def _process_lines(lines: Iterable[str], out: TextIO, *, chunk: int) -> int:
             continue
         try:
             parts = text.split(None, 1)
-            if len(parts) < 2:
-                raise BgaiError(f"expected 'POSITION_ID DICE', got {text!r}")
-            pending.append((n, parts[0], parse_dice(parts[1])))
+            try:
+                dice = parse_dice(parts[1]) if len(parts) > 1 else None
+                pid, dice = split_match_id(parts[0], dice)
+                if dice is None:
+                    raise BgaiError(f"expected 'POSITION_ID DICE' or 'POSITION_ID:MATCH_ID [DICE]', got {text!r}")
+            except BgaiError:
+                # blame the Position ID when it is bad too (it comes first on the line)
+                from bgai.formats.position_id import decode_position_id
+
+                decode_position_id(parts[0].split(":", 1)[0])
+                raise
+            pending.append((n, pid, dice))
         except BgaiError as exc:
             flush()  # keep the output in input order
             failed = True
