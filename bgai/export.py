@@ -229,13 +229,15 @@ def export_checkpoint(checkpoint: str | os.PathLike, out: str | os.PathLike, *, 
         fmt: ``'onnx'`` or ``'npz'``.
 
     Raises:
-        CheckpointError: missing, corrupt or foreign checkpoint.  BgaiError: an unknown format or an unwritable
-        destination.
+        CheckpointError: missing, corrupt or foreign checkpoint (one short line naming it; see
+        :func:`bgai.agents.registry.load_checkpoint_net`).  AgentSpecError: a configuration file given as the
+        checkpoint.  BgaiError: an unknown format or an unwritable destination.
     """
-    from bgai.train.checkpoint import load_net
+    from bgai.agents.registry import load_checkpoint_net
 
     path = os.fspath(checkpoint)
-    net, encoder, ckpt = load_net(path)
+    check_destination(out)  # before loading: a missing output directory is refused first
+    net, encoder, ckpt = load_checkpoint_net(path)  # short, safe errors for corrupt or foreign files
     src, sha = os.path.basename(path), _sha256(path)
     extra = {"games_trained": int(ckpt.get("games_trained", 0))}
     if fmt == "onnx":

@@ -187,7 +187,7 @@ def test_export_errors(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
     assert main(["export", str(tmp_path / "junk.pt"), "--out", str(tmp_path / "m.onnx")]) == 2
-    assert "not a readable bgai checkpoint" in capsys.readouterr().err
+    assert "is corrupt or not a bgai checkpoint (not a torch zip file)" in capsys.readouterr().err
     assert not (tmp_path / "m.onnx").exists()
     with pytest.raises(CheckpointError, match="no numpy weights"):
         load_model(tmp_path / "nothing.onnx")

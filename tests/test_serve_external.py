@@ -279,7 +279,8 @@ def test_cli_serve_external_answers_and_reports_bad_arguments():
         c.close()
         # the port is taken now: a second server says so
         r = subprocess.run(
-            [sys.executable, "-m", "bgai", "serve", "external", "--host", "127.0.0.1", "--port", str(port)],
+            [sys.executable, "-m", "bgai", "serve", "external", "--host", "127.0.0.1", "--port", str(port), "--agent",
+             "pubeval"],  # (the default agent needs a shipped model: no silent pubeval fallback any more)
             capture_output=True, text=True, timeout=60,
         )
         assert r.returncode == 2 and "cannot listen on 127.0.0.1:%d" % port in r.stderr

@@ -1,16 +1,30 @@
 """Agents by name: the one-string agent specification used on the command line and in evaluation workers.
 
-A spec is a built-in name, optionally with options, or a checkpoint path with options::
+A spec is a built-in name, optionally with options, or a model file with options::
 
-    random | pubeval | racer | blocker | gnubg | path/to/model.pt[:ply=N]
+    random | pubeval | racer | blocker | gnubg | default[:ply=N] | path/to/model.pt[:ply=N]
+    | path/to/model.onnx | path/to/model.npz
 
 Options follow the last ``:`` as comma-separated ``key=value`` pairs (``net.pt:ply=1``).  Built-in bots take no
-options.  Checkpoints are loaded by :meth:`bgai.agents.neural.NeuralAgent.load` (imported only when needed).
+options.
+
+* ``model.pt`` (also ``.pth``, ``.ckpt``, or any existing file that is not an export): a training checkpoint,
+  loaded by :meth:`bgai.agents.neural.NeuralAgent.load` (imported only when needed; 0/1/2-ply).  The file is
+  checked first (a torch checkpoint is a zip archive) and every load failure becomes a short
+  :class:`~bgai.errors.CheckpointError` naming the file -- never torch's advice to retry with
+  ``weights_only=False`` (which would run arbitrary code from the file).
+* ``model.onnx`` / ``model.npz``: a model written by ``bgai export`` (:mod:`bgai.export`), played by the
+  numpy-only :class:`bgai.infer.NumpyAgent` at 0-ply (the weights come from the ``.npz``; for ``.onnx`` the
+  ``.npz`` written beside it).
+* ``default``: the shipped model (:func:`default_model_spec`): ``$BGAI_MODEL`` if set, else the newest
+  ``checkpoints/*.pt`` of the repository; an error when there is none (never a silent substitute).
 """
 
 from __future__ import annotations
 
+import glob
 import os
+import zipfile
 from typing import Callable
 
 from bgai.agents.base import Agent
@@ -70,11 +84,191 @@ CHECKPOINT_OPTIONS = {"ply": int}
 
 def valid_specs() -> str:
     """Human-readable list of valid agent specs, for error messages and ``--help``."""
-    return ", ".join(BUILTINS) + ", or a checkpoint path such as model.pt[:ply=N]"
+    return (
+        ", ".join(BUILTINS) + ", default (the shipped model), a checkpoint path such as model.pt[:ply=N], or an "
+        "exported model.onnx / model.npz"
+    )
 
 
 #: File name endings taken for checkpoint paths.
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt")
+#: File name endings of models written by ``bgai export`` (played by :class:`bgai.infer.NumpyAgent`).
+EXPORT_SUFFIXES = (".onnx", ".npz")
+#: Name of the spec that means the shipped model.
+DEFAULT = "default"
+#: Environment variable naming the model ``default`` stands for (a path, optionally with ``:ply=N``).
+MODEL_ENV = "BGAI_MODEL"
+#: Where shipped models live: ``checkpoints/`` in the repository root (the parent of the ``bgai`` package).
+CHECKPOINT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "checkpoints")
+#: File endings of configuration files, refused with a hint when given as an agent.
+_CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
+#: Longest torch message quoted in a CheckpointError.
+_MAX_REASON = 160
+#: Phrases of torch's messages that must never reach the user (advice to load unsafely) or are noise.
+_UNSAFE = ("weights_only", "weights only", "arbitrary code", "trusted source", "add_safe_globals", "safe_globals")
+
+
+def default_model_spec(checkpoint_dir: str | None = None) -> str:
+    """The spec ``default`` stands for: ``$BGAI_MODEL`` if set and non-empty, else the newest ``*.pt`` (by
+    modification time, then name) in ``checkpoint_dir`` (default :data:`CHECKPOINT_DIR`, the repository's
+    ``checkpoints/`` folder, found relative to the ``bgai`` package, not the working directory).
+
+    Returns:
+        A path spec (``'/repo/checkpoints/model.pt'``; ``$BGAI_MODEL`` may add ``':ply=1'``).
+
+    Raises:
+        CheckpointError: ``$BGAI_MODEL`` names a file that does not exist.
+        AgentSpecError: ``$BGAI_MODEL`` is ``default`` or a built-in bot name, or there is no model at all (the
+            message says how to provide one or name another agent).
+    """
+    env = os.environ.get(MODEL_ENV, "").strip()
+    if env:
+        name, _ = parse_spec(env)
+        if name.lower() == DEFAULT or name.lower() in BUILTINS:
+            raise AgentSpecError(f"${MODEL_ENV}={env!r} must name a model file (.pt, .onnx or .npz), not an agent name")
+        if not os.path.isfile(name):
+            raise CheckpointError(f"${MODEL_ENV}={env!r}: model file {name!r} does not exist")
+        return env
+    folder = checkpoint_dir or CHECKPOINT_DIR
+    found = [p for p in glob.glob(os.path.join(folder, "*.pt")) if os.path.isfile(p)]
+    if not found:
+        raise AgentSpecError(
+            f"no default model: {os.path.join(folder, '*.pt')} matches nothing and ${MODEL_ENV} is not set; set "
+            f"{MODEL_ENV}=path/to/model.pt or name an agent ({', '.join(BUILTINS)}, or a model file)"
+        )
+    return max(found, key=lambda p: (os.path.getmtime(p), os.path.basename(p)))
+
+
+def resolve_spec(spec: str) -> str:
+    """``spec`` with ``default`` replaced by the model it stands for (options kept: ``default:ply=1`` ->
+    ``'/repo/checkpoints/model.pt:ply=1'``); any other spec unchanged.
+
+    Raises:
+        AgentSpecError, CheckpointError: see :func:`default_model_spec`; a bad spec (:func:`parse_spec`).
+    """
+    name, options = parse_spec(spec)
+    if name.lower() != DEFAULT:
+        return spec
+    model = default_model_spec()
+    model_name, model_options = parse_spec(model)
+    merged = {**model_options, **options}
+    if not merged:
+        return model_name
+    return model_name + ":" + ",".join(f"{k}={v}" for k, v in merged.items())
+
+
+def _short_reason(exc: BaseException) -> str:
+    """The first sentence of an exception's message, cut to :data:`_MAX_REASON` characters; empty when it
+    carries unsafe advice or is empty."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if any(u in text.lower() for u in _UNSAFE):
+        return ""
+    text = text.split(". ")[0].strip().rstrip(".")
+    return text if len(text) <= _MAX_REASON else text[: _MAX_REASON - 3] + "..."
+
+
+def checkpoint_load_error(path: str, exc: BaseException) -> CheckpointError:
+    """A short, safe :class:`CheckpointError` for a failure to load the checkpoint ``path``.
+
+    A :class:`CheckpointError` from :mod:`bgai.train.checkpoint` whose message is already one of bgai's own
+    (foreign torch file, newer format version, missing entries, weights that do not fit) is kept; one that
+    quotes torch's unpickler (corrupt archive, and torch's advice to load with ``weights_only=False``, which
+    would run arbitrary code from the file) is replaced by ``checkpoint PATH is corrupt or not a bgai
+    checkpoint (...)``.  Any other exception becomes the same short message with the exception's type.
+    """
+    msg = str(exc)
+    if isinstance(exc, CheckpointError) and "not a readable bgai checkpoint" not in msg:
+        if not any(u in msg.lower() for u in _UNSAFE) and "\n" not in msg.strip():
+            return exc
+    reason = "torch could not read it"
+    if not isinstance(exc, CheckpointError):
+        reason = f"{type(exc).__name__}"
+        short = _short_reason(exc)
+        if short:
+            reason += f": {short}"
+    return CheckpointError(f"checkpoint {path!r} is corrupt or not a bgai checkpoint ({reason})")
+
+
+def check_checkpoint_file(path: str) -> None:
+    """Cheap checks before handing ``path`` to torch: it exists, is a file, is a zip archive (the format of
+    every ``torch.save`` since torch 1.6, which bgai's checkpoint writer uses), and is not a config file.
+
+    Raises:
+        CheckpointError: missing file, a directory, or not a zip archive (``'checkpoint PATH is corrupt or not
+            a bgai checkpoint (not a torch zip file)'``).
+        AgentSpecError: a configuration file (``.yaml`` ...) given where a model was expected.
+    """
+    if not os.path.exists(path):
+        raise CheckpointError(f"checkpoint file {path!r} does not exist")
+    if not os.path.isfile(path):
+        raise CheckpointError(f"checkpoint {path!r} is not a file")
+    if path.lower().endswith(_CONFIG_SUFFIXES):
+        raise AgentSpecError(
+            f"{path!r} is a configuration file, not a model: pass a checkpoint (.pt, e.g. written by 'bgai train') "
+            "or an exported model (.onnx / .npz from 'bgai export')"
+        )
+    try:
+        is_zip = zipfile.is_zipfile(path)
+    except OSError as exc:
+        raise CheckpointError(f"cannot read checkpoint {path!r}: {exc.strerror or exc}") from None
+    if not is_zip:
+        raise CheckpointError(f"checkpoint {path!r} is corrupt or not a bgai checkpoint (not a torch zip file)")
+
+
+def load_checkpoint_net(path: str):
+    """:func:`bgai.train.checkpoint.load_net` behind :func:`check_checkpoint_file` and
+    :func:`checkpoint_load_error`: ``(net, encoder, checkpoint mapping)``.
+
+    Raises:
+        CheckpointError, AgentSpecError: as :func:`check_checkpoint_file`; any load failure (short message).
+    """
+    check_checkpoint_file(path)
+    from bgai.train.checkpoint import load_net
+
+    try:
+        return load_net(path)
+    except BgaiError as exc:
+        raise checkpoint_load_error(path, exc) from None
+    except Exception as exc:  # torch's unpickler raises many kinds (IndexError, UnpicklingError, ...)
+        raise checkpoint_load_error(path, exc) from None
+
+
+def _export_agent(name: str, options: dict[str, int], spec: str) -> Agent:
+    """A :class:`bgai.infer.NumpyAgent` for an exported model (0-ply only)."""
+    if options.get("ply", 0) != 0:
+        raise AgentSpecError(
+            f"exported models play at 0-ply only (agent spec {spec!r}); use the checkpoint (.pt) for ply >= 1"
+        )
+    if not os.path.isfile(name):
+        raise CheckpointError(f"model file {name!r} does not exist (agent spec {spec!r})")
+    from bgai.infer import NumpyAgent
+
+    try:
+        return NumpyAgent.load(name)
+    except BgaiError as exc:
+        raise CheckpointError(f"{name!r} is not a usable bgai export: {exc}") from None
+    except Exception as exc:
+        raise CheckpointError(
+            f"{name!r} is not a bgai export ({type(exc).__name__}); export one with 'bgai export CHECKPOINT --out "
+            "MODEL.onnx'"
+        ) from None
+
+
+def _checkpoint_agent(name: str, options: dict[str, int], spec: str) -> Agent:
+    """A :class:`bgai.agents.neural.NeuralAgent` for a checkpoint file (errors short and safe)."""
+    if not os.path.exists(name):
+        raise CheckpointError(f"checkpoint file {name!r} does not exist (agent spec {spec!r})")
+    check_checkpoint_file(name)
+    try:
+        from bgai.agents.neural import NeuralAgent
+    except ImportError as exc:
+        raise AgentSpecError(f"checkpoint agents are not available in this build: {exc}") from exc
+    try:
+        return NeuralAgent.load(name, **options)
+    except AgentSpecError:
+        raise
+    except Exception as exc:
+        raise checkpoint_load_error(name, exc) from None
 
 
 def _looks_like_path(name: str) -> bool:
@@ -117,36 +311,31 @@ def make_agent(spec: str) -> Agent:
     """Build an agent from its spec.
 
     Args:
-        spec: ``'random'``, ``'pubeval'``, ``'racer'``, ``'blocker'``, ``'gnubg'``, or a checkpoint path with
-            optional ``:ply=N`` (``'runs/x/best.pt:ply=1'``).
+        spec: ``'random'``, ``'pubeval'``, ``'racer'``, ``'blocker'``, ``'gnubg'``, ``'default'`` (the shipped
+            model, :func:`default_model_spec`), a checkpoint path with optional ``:ply=N``
+            (``'runs/x/best.pt:ply=1'``), or an exported ``model.onnx`` / ``model.npz`` (0-ply).
 
     Returns:
-        A fresh :class:`~bgai.agents.base.Agent`; its ``spec`` attribute holds the spec string.
+        A fresh :class:`~bgai.agents.base.Agent`; its ``spec`` attribute holds the spec string, with
+        ``default`` resolved to the model file it stands for.
 
     Raises:
         AgentSpecError: an unknown name (the message lists the valid ones), options on a built-in bot, bad options,
-            gnubg-nn missing for ``'gnubg'``, or checkpoint support (:mod:`bgai.agents.neural`) missing.
-        CheckpointError: a checkpoint path that does not exist or cannot be loaded (the path is named).
+            gnubg-nn missing for ``'gnubg'``, checkpoint support (:mod:`bgai.agents.neural`) missing, a
+            configuration file given as a model, ``ply`` > 0 for an exported model, or ``default`` with no model.
+        CheckpointError: a model file that does not exist or cannot be loaded (the path is named; one line).
     """
+    spec = resolve_spec(spec)
     name, options = parse_spec(spec)
     key = name.lower()
     if key in BUILTINS:
         if options:
             raise AgentSpecError(f"agent {key!r} takes no options (got {spec!r})")
         agent = BUILTINS[key]()
+    elif key.endswith(EXPORT_SUFFIXES):
+        agent = _export_agent(name, options, spec)
     elif _looks_like_path(name):
-        if not os.path.isfile(name):
-            raise CheckpointError(f"checkpoint file not found: {name!r} (agent spec {spec!r})")
-        try:
-            from bgai.agents.neural import NeuralAgent
-        except ImportError as exc:
-            raise AgentSpecError(f"checkpoint agents are not available in this build: {exc}") from exc
-        try:
-            agent = NeuralAgent.load(name, **options)
-        except BgaiError:
-            raise
-        except Exception as exc:  # torch's unpickler raises many kinds (IndexError, UnpicklingError, ...)
-            raise CheckpointError(f"cannot load checkpoint {name!r}: {type(exc).__name__}: {exc}") from exc
+        agent = _checkpoint_agent(name, options, spec)
     else:
         raise AgentSpecError(f"unknown agent {spec!r}; valid agents: {valid_specs()}")
     try:

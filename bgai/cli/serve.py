@@ -63,8 +63,9 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--agent",
         default=DEFAULT_AGENT,
         metavar="SPEC",
-        help="agent to serve: 'default' (the shipped model if present, else pubeval), random, pubeval, racer, "
-        "blocker, gnubg, or a checkpoint path such as model.pt[:ply=1]",
+        help="agent to serve: 'default' (the shipped model: $BGAI_MODEL, else the newest checkpoints/*.pt; an error "
+        "if there is none), random, pubeval, racer, blocker, gnubg, a checkpoint path such as model.pt[:ply=1], or "
+        "an exported model.onnx / model.npz",
     )
     p.add_argument("--seed", type=int, default=0, help="seed for agents that use randomness (default 0)")
 
@@ -87,10 +88,17 @@ def _check_port(port: int, host: str | None = None) -> None:
 
 
 def make_bot(spec: str):
-    """The :class:`bgai.serve.bot.Bot` for an ``--agent`` value (``'default'`` resolved first)."""
-    from bgai.serve.bot import Bot, default_agent_spec
+    """The :class:`bgai.serve.bot.Bot` for an ``--agent`` value (``'default'`` resolved first, so the banner and
+    ``version`` answers name the model file actually served).
 
-    return Bot.from_spec(default_agent_spec() if spec == DEFAULT_AGENT else spec)
+    Raises:
+        AgentSpecError: an unknown agent, or ``default`` with no shipped model and no ``$BGAI_MODEL``.
+        CheckpointError: an unreadable model file.
+    """
+    from bgai.agents.registry import resolve_spec
+    from bgai.serve.bot import Bot
+
+    return Bot.from_spec(resolve_spec(spec))
 
 
 def run_external(args: argparse.Namespace) -> int:

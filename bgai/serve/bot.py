@@ -286,14 +286,13 @@ def _cube_from_library(bot: Bot, board: np.ndarray, **kw) -> CubeAdvice | None:
 
 
 def default_agent_spec() -> str:
-    """The agent served when none is named: ``$BGAI_MODEL`` if set, else the shipped model (the newest ``*.pt``
-    in the repository's ``checkpoints/`` folder), else ``'pubeval'``."""
-    import glob
-    import os
+    """The agent spec ``default`` stands for (:func:`bgai.agents.registry.default_model_spec`): ``$BGAI_MODEL``
+    if set, else the newest ``*.pt`` in the repository's ``checkpoints/`` folder.
 
-    env = os.environ.get("BGAI_MODEL")
-    if env:
-        return env
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    found = sorted(glob.glob(os.path.join(root, "checkpoints", "*.pt")), key=os.path.getmtime)
-    return found[-1] if found else "pubeval"
+    Raises:
+        AgentSpecError: there is no such model (never a silent substitute such as pubeval).
+        CheckpointError: ``$BGAI_MODEL`` names a missing file.
+    """
+    from bgai.agents.registry import resolve_spec
+
+    return resolve_spec("default")

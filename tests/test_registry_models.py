@@ -1,0 +1,211 @@
+"""Agent specs for model files: short, safe checkpoint errors; exported .onnx/.npz agents; ``default``."""
+
+from __future__ import annotations
+
+import datetime
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from bgai.agents import registry
+from bgai.agents.registry import default_model_spec, make_agent, resolve_spec
+from bgai.cli import main
+from bgai.errors import AgentSpecError, CheckpointError
+from bgai.formats.position_id import decode_position_id
+
+POSITIONS = ["4HPwATDgc/ABMA", "HC/wATDg8+AxAA", "zGbiIQgxH/AAWA", "AACAewAAgAYAAA", "8N4ZAAbg/xMAIA"]
+
+
+def _make_checkpoint(path, seed: int = 5) -> str:
+    """A freshly initialised net (weights scaled up so plays differ), saved with bgai's checkpoint writer."""
+    from bgai.features import get_encoder
+    from bgai.nets import NetSpec, ValueNet
+    from bgai.train.checkpoint import build_checkpoint, save_checkpoint
+
+    enc = get_encoder("tesauro198")
+    net = ValueNet(NetSpec(enc.size, (24,), "sigmoid"), torch.Generator().manual_seed(seed))
+    with torch.no_grad():
+        for p in net.parameters():
+            p.mul_(4.0)
+    save_checkpoint(build_checkpoint(net, enc, {}, 0, []), str(path))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    """``(checkpoint path, onnx path, npz path)``."""
+    from bgai.export import export_checkpoint
+
+    d = tmp_path_factory.mktemp("models")
+    ckpt = _make_checkpoint(d / "net.pt")
+    written = export_checkpoint(ckpt, d / "net.onnx")
+    return ckpt, written["onnx"], written["npz"]
+
+
+def _hint(capsys, *args):
+    code = main(["hint", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- item 2: corrupt / foreign files -> one short line, never torch's unsafe advice ------------------------------
+
+
+def _assert_safe(msg: str) -> None:
+    low = msg.lower()
+    assert "weights_only" not in low and "arbitrary code" not in low and "\n" not in msg.strip()
+    assert len(msg) < 300
+
+
+def test_garbage_file_is_not_a_torch_zip(tmp_path, capsys):
+    bad = tmp_path / "x.pt"
+    bad.write_text("garbage\n")
+    with pytest.raises(CheckpointError) as exc:
+        make_agent(str(bad))
+    assert str(exc.value) == f"checkpoint {str(bad)!r} is corrupt or not a bgai checkpoint (not a torch zip file)"
+    code, out, err = _hint(capsys, "4HPwATDgc/ABMA", "31", "--agent", str(bad))
+    assert code == 2 and out == ""
+    assert err == f"bgai: error: checkpoint {str(bad)!r} is corrupt or not a bgai checkpoint (not a torch zip file)\n"
+    assert main(["export", str(bad), "--out", str(tmp_path / "m.onnx")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"bgai: error: checkpoint {str(bad)!r} is corrupt or not a bgai checkpoint (not a torch zip file)\n"
+    assert sorted(os.listdir(tmp_path)) == ["x.pt"]
+
+
+def test_damaged_zip_and_unsafe_pickle_give_short_safe_messages(tmp_path, model):
+    import zipfile
+
+    damaged = tmp_path / "damaged.pt"
+    with zipfile.ZipFile(damaged, "w") as z:
+        z.writestr("archive/data.pkl", b"garbage")
+    with pytest.raises(CheckpointError) as exc:
+        make_agent(str(damaged))
+    assert str(exc.value) == f"checkpoint {str(damaged)!r} is corrupt or not a bgai checkpoint (torch could not read it)"
+
+    unsafe = tmp_path / "unsafe.pt"  # a global the safe loader refuses: torch would advise weights_only=False
+    torch.save({"format": "bgai-checkpoint", "when": datetime.date(2020, 1, 1)}, unsafe)
+    with pytest.raises(CheckpointError) as exc:
+        make_agent(f"{unsafe}:ply=1")
+    assert str(exc.value) == f"checkpoint {str(unsafe)!r} is corrupt or not a bgai checkpoint (torch could not read it)"
+    _assert_safe(str(exc.value))
+
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(open(model[0], "rb").read()[:-200])
+    with pytest.raises(CheckpointError) as exc:
+        make_agent(str(truncated))
+    assert str(exc.value).startswith(f"checkpoint {str(truncated)!r} is corrupt or not a bgai checkpoint (")
+    _assert_safe(str(exc.value))
+
+
+def test_foreign_torch_file_keeps_bgai_message(tmp_path):
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"a": torch.zeros(2)}, foreign)
+    with pytest.raises(CheckpointError, match=r"is a torch file but not a bgai checkpoint"):
+        make_agent(str(foreign))
+
+
+def test_config_file_as_agent(tmp_path, capsys):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("a: 1\n")
+    code, _, err = _hint(capsys, "4HPwATDgc/ABMA", "31", "--agent", str(cfg))
+    assert code == 2 and err.startswith(f"bgai: error: {str(cfg)!r} is a configuration file, not a model")
+    _assert_safe(err)
+
+
+# --- item 3: exported models as agents -------------------------------------------------------------------------
+
+
+def test_exported_models_play_like_the_checkpoint_at_0_ply(model, capsys):
+    from bgai.agents.neural import NeuralAgent
+    from bgai.infer import NumpyAgent
+
+    ckpt, onnx_path, npz_path = model
+    boards = np.stack([decode_position_id(p) for p in POSITIONS])
+    ref = NeuralAgent.load(ckpt, ply=0).probabilities(boards)
+    for path in (onnx_path, npz_path, f"{npz_path}:ply=0"):
+        agent = make_agent(path)
+        assert isinstance(agent, NumpyAgent) and agent.spec == path
+        np.testing.assert_allclose(agent.probabilities(boards), ref, atol=1e-5)
+    hints = []
+    for agent in (ckpt, onnx_path, npz_path):
+        code, out, _ = _hint(capsys, "4HPwATDgc/ABMA", "31", "--agent", agent)
+        assert code == 0
+        hints.append(out.splitlines()[1:])  # the ranked plays (first line names the agent/position)
+    assert hints[0][0].split()[:2] == hints[1][0].split()[:2] == hints[2][0].split()[:2]
+
+
+def test_exported_model_errors(model, tmp_path):
+    _, onnx_path, _ = model
+    with pytest.raises(AgentSpecError, match="0-ply only"):
+        make_agent(f"{onnx_path}:ply=1")
+    (tmp_path / "lonely.onnx").write_bytes(b"x")
+    with pytest.raises(CheckpointError, match=r"'.*lonely\.onnx' is not a usable bgai export: no numpy weights"):
+        make_agent(str(tmp_path / "lonely.onnx"))
+    np.savez(tmp_path / "foreign.npz", x=np.zeros(3))
+    with pytest.raises(CheckpointError, match=r"'.*foreign\.npz' is not a usable bgai export"):
+        make_agent(str(tmp_path / "foreign.npz"))
+    (tmp_path / "junk.npz").write_bytes(b"junk")
+    with pytest.raises(CheckpointError, match=r"junk\.npz"):
+        make_agent(str(tmp_path / "junk.npz"))
+    with pytest.raises(CheckpointError, match=r"model file .*none\.onnx. does not exist"):
+        make_agent(str(tmp_path / "none.onnx"))
+
+
+# --- item 6: default -------------------------------------------------------------------------------------------
+
+
+def test_default_uses_bgai_model(model, monkeypatch, capsys):
+    from bgai.agents.neural import NeuralAgent
+    from bgai.cli.serve import make_bot
+    from bgai.serve.bot import default_agent_spec
+
+    ckpt = model[0]
+    monkeypatch.setenv("BGAI_MODEL", ckpt)
+    agent = make_agent("default")
+    assert isinstance(agent, NeuralAgent) and agent.ply == 0 and agent.spec == ckpt
+    assert make_agent("default:ply=1").ply == 1
+    assert resolve_spec("default:ply=2") == f"{ckpt}:ply=2"
+    assert resolve_spec("pubeval") == "pubeval"
+    assert default_agent_spec() == ckpt
+    bot = make_bot("default")
+    assert bot.spec == ckpt and bot.has_probabilities
+    monkeypatch.setenv("BGAI_MODEL", f"{ckpt}:ply=1")
+    assert make_agent("default").ply == 1
+    code, out_default, _ = _hint(capsys, "4HPwATDgc/ABMA", "31", "--agent", "default")
+    code2, out_path, _ = _hint(capsys, "4HPwATDgc/ABMA", "31", "--agent", f"{ckpt}:ply=1")
+    assert code == code2 == 0
+    plays = out_default.splitlines()[1:]  # the first line names the agent as given
+    assert len(plays) >= 5 and plays == out_path.splitlines()[1:]
+
+
+def test_default_picks_newest_checkpoint(tmp_path, monkeypatch):
+    monkeypatch.delenv("BGAI_MODEL", raising=False)
+    old = _make_checkpoint(tmp_path / "b-old.pt", seed=1)
+    new = _make_checkpoint(tmp_path / "a-new.pt", seed=2)
+    os.utime(old, (1_000_000, 1_000_000))
+    os.utime(new, (2_000_000, 2_000_000))
+    (tmp_path / "notes.txt").write_text("x")
+    monkeypatch.setattr(registry, "CHECKPOINT_DIR", str(tmp_path))
+    assert default_model_spec() == new
+    assert make_agent("default").spec == new
+
+
+def test_default_without_model_is_an_error_not_pubeval(tmp_path, monkeypatch, capsys):
+    from bgai.cli.serve import make_bot
+
+    monkeypatch.delenv("BGAI_MODEL", raising=False)
+    monkeypatch.setattr(registry, "CHECKPOINT_DIR", str(tmp_path))
+    with pytest.raises(AgentSpecError, match=r"no default model: .*\*\.pt matches nothing and \$BGAI_MODEL is not set"):
+        make_agent("default")
+    with pytest.raises(AgentSpecError, match="no default model"):
+        make_bot("default")
+    assert main(["serve", "http", "--port", "0", "--agent", "default"]) == 2
+    assert "no default model" in capsys.readouterr().err
+    monkeypatch.setenv("BGAI_MODEL", str(tmp_path / "missing.pt"))
+    with pytest.raises(CheckpointError, match=r"\$BGAI_MODEL='.*missing\.pt': model file '.*missing\.pt' does not exist"):
+        make_agent("default")
+    monkeypatch.setenv("BGAI_MODEL", "pubeval")
+    with pytest.raises(AgentSpecError, match="must name a model file"):
+        make_agent("default")
