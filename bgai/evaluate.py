@@ -35,6 +35,8 @@ from bgai.play import GameResults, dice_rng, play_games
 
 #: Games per work unit (an even number, so duplicate pairs are never split).  Larger batches run faster per game
 #: (numpy overhead per ply is shared by more games); 1000 keeps 10,000 games in 10 units for balanced workers.
+#: A series uses at most ``ceil(games / CHUNK_GAMES)`` workers (a work unit is never split, so that results do
+#: not depend on the number of workers); the report says how many were used.
 CHUNK_GAMES = 1000
 
 #: z value of a two-sided 95% normal confidence interval.
@@ -89,18 +91,34 @@ class EvalReport:
         return d
 
     def table(self) -> str:
-        """Human-readable report."""
+        """Human-readable report (agent names in full; equal names labelled ``(A)`` and ``(B)``)."""
+        A, B = side_labels(self.agent_a, self.agent_b)
+        w = name_width(A, B)
+        units = math.ceil(self.games / CHUNK_GAMES)
         rows = [
-            f"{self.agent_a} vs {self.agent_b}: {self.games} games ({self.mode} dice), seed {self.seed}",
-            f"  ppg for {self.agent_a}: {self.ppg:+.3f} +- {self.ci95:.3f} (95% CI "
+            f"{A} vs {B}: {self.games} games ({self.mode} dice), seed {self.seed}",
+            f"  ppg for {A}: {self.ppg:+.3f} +- {self.ci95:.3f} (95% CI "
             f"{self.ppg - self.ci95:+.3f} .. {self.ppg + self.ci95:+.3f})",
-            f"  {'':<14}{'win %':>8}{'gammon %':>10}{'bg %':>8}",
+            f"  {'':<{w}}{'win %':>8}{'gammon %':>10}{'bg %':>8}",
         ]
-        for name, s in ((self.agent_a, self.a), (self.agent_b, self.b)):
-            rows.append(f"  {name[:14]:<14}{100 * s.win:8.2f}{100 * s.gammon:10.2f}{100 * s.backgammon:8.2f}")
+        for name, s in ((A, self.a), (B, self.b)):
+            rows.append(f"  {name:<{w}}{100 * s.win:8.2f}{100 * s.gammon:10.2f}{100 * s.backgammon:8.2f}")
         rows.append(f"  average game length: {self.avg_plies:.1f} plies")
-        rows.append(f"  {self.games_per_s:.1f} games/s ({self.seconds:.1f} s, {self.workers} worker(s))")
+        rows.append(f"  {self.games_per_s:.1f} games/s ({self.seconds:.1f} s, {self.workers} worker(s) for "
+                    f"{units} work unit(s) of up to {CHUNK_GAMES} games)")
         return "\n".join(rows)
+
+
+def side_labels(agent_a: str, agent_b: str) -> tuple[str, str]:
+    """Names for the two sides of a report: the specs, or ``'spec (A)'`` / ``'spec (B)'`` when they are equal."""
+    if agent_a == agent_b:
+        return f"{agent_a} (A)", f"{agent_b} (B)"
+    return agent_a, agent_b
+
+
+def name_width(*names: str) -> int:
+    """Column width for agent names in report tables: the longest name (at least 14 characters), never cut."""
+    return max(14, *(len(n) + 2 for n in names))
 
 
 def summarize(

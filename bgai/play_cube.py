@@ -416,7 +416,10 @@ class CubeReport:
 
     def table(self) -> str:
         """Human-readable report."""
-        A, B = self.agent_a, self.agent_b
+        from bgai.evaluate import name_width, side_labels
+
+        A, B = side_labels(self.agent_a, self.agent_b)
+        w = name_width(A, B)
         if self.mode == "money":
             rules = f"Jacoby {'on' if self.jacoby else 'off'}, cube limit {self.cube_limit or 'none'}"
             dice = "duplicate" if self.duplicate else "plain"
@@ -430,15 +433,17 @@ class CubeReport:
             hi = min(1.0, self.match_win + self.match_win_ci95)
             main = (f"  match wins for {A}: {100 * self.match_win:.1f}% +- {100 * self.match_win_ci95:.1f} "
                     f"(95% CI {100 * lo:.1f} .. {100 * hi:.1f}%)")
-        rows = [head, main, f"  {'':<14}{'win %':>8}{'gammon %':>10}{'bg %':>7}{'doubles':>9}{'takes':>7}{'passes':>8}"]
+        rows = [head, main, f"  {'':<{w}}{'win %':>8}{'gammon %':>10}{'bg %':>7}{'doubles':>9}{'takes':>7}{'passes':>8}"]
         for name, s in ((A, self.a), (B, self.b)):
-            rows.append(f"  {name[:14]:<14}{100 * s.win:8.2f}{100 * s.gammon:10.2f}{100 * s.backgammon:7.2f}"
+            rows.append(f"  {name:<{w}}{100 * s.win:8.2f}{100 * s.gammon:10.2f}{100 * s.backgammon:7.2f}"
                         f"{s.doubles:9d}{s.takes:7d}{s.passes:8d}")
         rows.append(f"  average cube value {self.avg_cube:.2f} per game; cube policies: {A}: {self.policies[0]}, "
                     f"{B}: {self.policies[1]}")
         if self.mode == "match":
             rows.append(f"  {self.avg_games_per_match:.1f} games per match")
-        rows.append(f"  average game length {self.avg_plies:.1f} plies; {self.seconds:.1f} s")
+        work = math.ceil(self.units / CHUNK_UNITS)
+        rows.append(f"  average game length {self.avg_plies:.1f} plies; {self.seconds:.1f} s, {self.workers} worker(s) "
+                    f"for {work} work unit(s) of up to {CHUNK_UNITS} {'games' if self.mode == 'money' else 'matches'}")
         return "\n".join(rows)
 
 

@@ -6,7 +6,7 @@ drawing) and a :class:`~bgai.serve.bot.Bot` (player 1, ``O``).  Rules and scorin
 plays from :mod:`bgai.movegen`, notation from :mod:`bgai.formats.notation`, the bot's cube decisions from
 :mod:`bgai.cube` (agents without probabilities: never double, always take).
 
-Commands (any prefix that is unambiguous, case-insensitive):
+Commands (case-insensitive; short forms in :data:`HELP_TEXT`, which ``help`` prints):
 
 * before your roll, when you may double: ``roll`` (or an empty line), ``double``, ``hint`` (the bot's cube
   advice for you); when you may not double, the dice are rolled for you;
@@ -32,6 +32,34 @@ from bgai.errors import AmbiguousMoveError, BgaiError, IllegalMoveError, Notatio
 from bgai.serve.bot import Bot
 
 __all__ = ["TerminalGame", "Quit"]
+
+#: What ``help`` prints at any prompt.
+HELP_TEXT = """\
+Commands (case does not matter; the short forms are in brackets):
+
+  Before your roll (when you may double):
+    roll [r]      roll the dice (an empty line does the same)
+    double [d]    offer the cube to the bot
+    hint [h]      the bot's cube advice for you
+  When you may not double, the dice are rolled for you.
+
+  After your roll:
+    13/8 13/11    your play in standard notation, e.g. bar/22*, 6/off, 8/2(2), 24/18*/13
+    hint [h]      the bot's three best plays for you
+    moves [m]     all your legal plays
+
+  When the bot doubles you:
+    take [t]      accept the cube
+    drop [d]      refuse it and lose the game at the present cube value (also: pass [p])
+    hint [h]      the bot's take/drop advice for you
+
+  At any prompt:
+    board [b]     draw the board again (with its Position ID and Match ID)
+    score [s]     the score so far
+    help [?]      this text
+    quit [q]      stop playing
+
+You are X, moving from your 24 point down to your 1 point (bottom of the drawing); the bot is O."""
 
 HUMAN, BOT = 0, 1
 KINDS = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
@@ -277,7 +305,7 @@ class TerminalGame:
             self.say(self.score_text())
             return True
         if cmd in ("help", "?"):
-            self.say(__doc__.split("Commands", 1)[1].split("An illegal", 1)[0].strip(" :\n"))
+            self.say(HELP_TEXT)
             return True
         return False
 

@@ -212,3 +212,16 @@ def test_bad_arguments():
 
     assert main(["play", "--match", "-2"]) == 2
     assert main(["play", "--agent", "nosuchbot"]) == 2
+
+
+def test_help_is_the_written_help_text():
+    """QA: ``help`` printed a fragment of the module docstring (with ``roll`` markup, starting mid-sentence)."""
+    from bgai.board import starting_board
+    from bgai.tui import HELP_TEXT
+
+    _, text = _game_at(starting_board(), (3, 1), ["help", "8/5 6/5"])
+    assert HELP_TEXT in text
+    assert HELP_TEXT.startswith("Commands (case does not matter")
+    assert "``" not in HELP_TEXT and ":data:" not in HELP_TEXT
+    for cmd in ("roll [r]", "double [d]", "take [t]", "drop [d]", "moves [m]", "quit [q]"):
+        assert cmd in HELP_TEXT

@@ -1,13 +1,17 @@
 """``bgai eval AGENT_A AGENT_B --games N --seed S [--workers W] [--json FILE] [--plain]``: play a series, report.
 
 With ``--cube`` the games are cubeful money games; with ``--match N --matches M`` N-point matches
-(:mod:`bgai.play_cube`).
+(:mod:`bgai.play_cube`).  ``--no-jacoby`` and ``--cube-limit`` change cubeful money play only: without ``--cube``
+they are an error (they do not imply it).  ``--json``'s target is checked before any game is played.  Work units
+(1000 games; 200 with the cube) are never split, so a small series uses fewer workers than asked (said on stderr
+and in the report) and the results never depend on ``--workers``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from bgai.errors import BgaiError
 
@@ -50,8 +54,14 @@ def register(subparsers) -> None:
     p.add_argument("agent_b", metavar="AGENT_B", help="agent spec of the opponent")
     p.add_argument("--games", type=_positive_int, help="number of games (even in duplicate mode)")
     p.add_argument("--seed", type=_seed, default=0, help="series seed (default 0)")
-    p.add_argument("--workers", type=_positive_int, default=1, help="processes to play in (default 1)")
-    p.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE (atomically)")
+    p.add_argument(
+        "--workers", type=_positive_int, default=1,
+        help="processes to play in (default 1).  Games are cut into work units of 1000 games (200 games or "
+        "matches with --cube/--match) that are never split, so that results do not depend on the number of "
+        "workers: at most one worker per unit is used, and the report says how many",
+    )
+    p.add_argument("--json", metavar="FILE",
+                   help="also write the report as JSON to FILE (atomically; checked before any game is played)")
     p.add_argument("--plain", action="store_true", help="independent games instead of duplicate-dice pairs")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     cube = p.add_argument_group(
@@ -62,23 +72,30 @@ def register(subparsers) -> None:
     cube.add_argument("--cube", action="store_true", help="cubeful money games (--games N)")
     cube.add_argument("--match", type=int, metavar="N", help="play N-point matches (with --matches M)")
     cube.add_argument("--matches", type=_positive_int, metavar="M", help="number of matches (even in duplicate mode)")
-    cube.add_argument("--no-jacoby", action="store_true", help="cubeful money play without the Jacoby rule")
-    cube.add_argument("--cube-limit", type=_positive_int, metavar="V", help="cubeful money play: highest cube value")
+    cube.add_argument("--no-jacoby", action="store_true",
+                      help="cubeful money play without the Jacoby rule (needs --cube; an error otherwise)")
+    cube.add_argument("--cube-limit", type=_positive_int, metavar="V",
+                      help="cubeful money play: highest cube value (needs --cube; an error otherwise)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     """Run the series and print the report; returns the exit status."""
-    from bgai.evaluate import evaluate, write_json_atomic
+    from bgai.evaluate import CHUNK_GAMES, evaluate, write_json_atomic
 
     if args.json:
-        directory = os.path.dirname(os.path.abspath(args.json))
-        if not os.path.isdir(directory):
-            raise BgaiError(f"cannot write --json {args.json!r}: directory {directory!r} does not exist")
-    if args.cube or args.match is not None or args.matches is not None:
+        check_json_target(args.json)
+    cubeful = args.cube or args.match is not None or args.matches is not None
+    if (args.no_jacoby or args.cube_limit is not None) and not args.cube:
+        given = " and ".join(o for o, on in (("--no-jacoby", args.no_jacoby), ("--cube-limit", args.cube_limit))
+                             if on is not None and on is not False)
+        where = "not for match play (--match)" if cubeful else "add --cube"
+        raise BgaiError(f"{given}: for cubeful money games only; {where}")
+    if cubeful:
         return _run_cubeful(args)
     if args.games is None:
         raise BgaiError("eval needs --games N (or --cube --games N, or --match N --matches M)")
+    _note_workers(args.workers, args.games, CHUNK_GAMES)
     report = evaluate(
         args.agent_a,
         args.agent_b,
@@ -97,11 +114,40 @@ def run(args) -> int:
     return 0
 
 
+def check_json_target(path: str) -> None:
+    """Check that the report file ``path`` can be written, before any game is played.
+
+    Raises:
+        BgaiError: ``path`` is a directory, its directory does not exist or is not a directory, or the file
+            (or, for a new file, its directory) is not writable.
+    """
+    full = os.path.abspath(path)
+    directory = os.path.dirname(full)
+    if os.path.isdir(full):
+        raise BgaiError(f"cannot write --json {path!r}: it is a directory (give a file name)")
+    if not os.path.exists(directory):
+        raise BgaiError(f"cannot write --json {path!r}: directory {directory!r} does not exist")
+    if not os.path.isdir(directory):
+        raise BgaiError(f"cannot write --json {path!r}: {directory!r} is not a directory")
+    if not os.access(directory, os.W_OK | os.X_OK):  # the report is written to a temporary file there
+        raise BgaiError(f"cannot write --json {path!r}: directory {directory!r} is not writable")
+    if os.path.exists(full) and not os.access(full, os.W_OK):
+        raise BgaiError(f"cannot write --json {path!r}: the file is not writable")
+
+
+def _note_workers(workers: int, count: int, chunk: int) -> None:
+    units = -(-count // chunk)
+    if workers > units:
+        print(f"bgai: note: --workers {workers}: {count} in {units} work unit(s) of up to {chunk}, so "
+              f"{units} worker(s) used (units are never split, so results do not depend on the workers)",
+              file=sys.stderr)
+
+
 def _run_cubeful(args) -> int:
     """``--cube`` money sessions or ``--match N --matches M`` (bgai.play_cube)."""
     from bgai.evaluate import write_json_atomic
     from bgai.match import MatchRules
-    from bgai.play_cube import evaluate_cubeful
+    from bgai.play_cube import CHUNK_UNITS, evaluate_cubeful
 
     if args.match is not None or args.matches is not None:
         if args.match is None or args.matches is None:
@@ -113,6 +159,7 @@ def _run_cubeful(args) -> int:
         if args.games is None:
             raise BgaiError("--cube needs --games N")
         rules, count = MatchRules.money(jacoby=not args.no_jacoby, cube_limit=args.cube_limit), args.games
+    _note_workers(args.workers, count, CHUNK_UNITS)
     report = evaluate_cubeful(
         args.agent_a, args.agent_b, count, args.seed, rules=rules, workers=args.workers,
         duplicate=not args.plain, progress=not args.no_progress,

@@ -24,7 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the opponent: 'default' (the shipped model if present, else pubeval), random, pubeval, racer, "
         "blocker, gnubg, or a checkpoint path such as model.pt[:ply=1]",
     )
-    p.add_argument("--match", type=int, default=0, metavar="N", help="play a match to N points (default: money session)")
+    p.add_argument("--match", type=int, default=None, metavar="N",
+                   help="play a match to N points, N >= 1 (default: a money session)")
     p.add_argument("--seed", type=int, default=None, help="seed for the dice (default: random)")
     p.set_defaults(func=run)
 
@@ -35,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
     from bgai.serve.bot import default_agent_spec
     from bgai.tui import play_in_terminal
 
-    if args.match < 0:
-        raise BgaiError(f"--match must be a positive number of points (or 0 for money), got {args.match}")
+    if args.match is not None and args.match < 1:
+        raise BgaiError(f"--match N: a match is played to N >= 1 points, got {args.match} "
+                        "(leave --match out for a money session)")
     spec = default_agent_spec() if args.agent == "default" else args.agent
-    return play_in_terminal(spec, match_length=args.match, seed=args.seed)
+    return play_in_terminal(spec, match_length=args.match or 0, seed=args.seed)
