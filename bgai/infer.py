@@ -15,7 +15,8 @@ Usage::
 The weights come from the ``.npz`` file :mod:`bgai.export` writes beside the ``.onnx`` (``W0, b0, ...`` and a
 JSON ``meta`` string with the encoding and output order).  The network is evaluated in float32 exactly like
 :class:`bgai.nets.ValueNet` (``x @ W.T + b``, sigmoid or ReLU hidden units, sigmoid outputs); finished games are
-valued exactly, as :class:`bgai.agents.neural.NeuralAgent` does, so both choose the same plays at 0-ply.
+valued exactly (:func:`bgai.equity.finished_probabilities`), as :class:`bgai.agents.neural.NeuralAgent` does, so
+both choose the same plays at 0-ply.
 """
 
 from __future__ import annotations
@@ -26,11 +27,15 @@ import os
 import numpy as np
 
 from bgai.agents.base import ProbabilityAgent
-from bgai.board import as_batch, result_kind
-from bgai.equity import OUTPUTS
+from bgai.board import as_batch
+from bgai.equity import OUTPUTS, finished_probabilities
 from bgai.errors import CheckpointError
 
-__all__ = ["NumpyModel", "NumpyAgent", "load_model"]
+__all__ = ["NumpyModel", "NumpyAgent", "load_model", "EXPORT_FORMAT"]
+
+#: The export layout this module reads (the same number as :data:`bgai.export.EXPORT_FORMAT`, which needs torch
+#: to import; ``tests/test_registry_models.py`` checks they agree).
+EXPORT_FORMAT = 1
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -102,7 +107,8 @@ def load_model(path: str | os.PathLike) -> NumpyModel:
     """Load an exported model's weights: the ``.npz`` itself, or the ``.onnx`` whose ``.npz`` lies beside it.
 
     Raises:
-        CheckpointError: no ``.npz`` file, or one that is not a bgai export (missing arrays or metadata).
+        CheckpointError: no ``.npz`` file, or one that is not a bgai export (missing arrays or metadata, no
+            ``bgai_export_format`` in the metadata) or of another export format version.
     """
     p = os.fspath(path)
     npz = p[:-5] + ".npz" if p.lower().endswith(".onnx") else p
@@ -121,19 +127,12 @@ def load_model(path: str | os.PathLike) -> NumpyModel:
                 i += 1
     except (OSError, ValueError, KeyError) as exc:
         raise CheckpointError(f"{npz!r} is not a bgai numpy export ({exc})") from None
+    version = meta.get("bgai_export_format") if isinstance(meta, dict) else None
+    if version is None:
+        raise CheckpointError(f"{npz!r} is not a bgai numpy export (no 'bgai_export_format' in its metadata)")
+    if str(version) != str(EXPORT_FORMAT):
+        raise CheckpointError(f"{npz!r} has export format {version!r}; this bgai reads format {EXPORT_FORMAT}")
     return NumpyModel(layers, meta.get("activation", "sigmoid"), meta)
-
-
-def _finished(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    # same rule as bgai.agents.neural.finished_probabilities: the opponent has borne off all -> the side on roll
-    # lost a single, gammon or backgammon
-    over = boards[:, 1].sum(axis=1, dtype=np.int16) == 0
-    probs = np.zeros((int(over.sum()), 5), dtype=np.float64)
-    if probs.shape[0]:
-        _, points = result_kind(boards[over])
-        probs[:, 3] = points >= 2
-        probs[:, 4] = points >= 3
-    return over, probs
 
 
 class NumpyAgent(ProbabilityAgent):
@@ -172,7 +171,7 @@ class NumpyAgent(ProbabilityAgent):
         out = np.empty((b.shape[0], 5), dtype=np.float64)
         if b.shape[0] == 0:
             return out
-        over, exact = _finished(b)
+        over, exact = finished_probabilities(b)
         live = ~over
         if live.any():
             out[live] = self.model(self.encoder(b[live]))

@@ -137,6 +137,9 @@ def test_exported_models_play_like_the_checkpoint_at_0_ply(model, capsys):
 
 
 def test_exported_model_errors(model, tmp_path):
+    from bgai import export, infer
+
+    assert infer.EXPORT_FORMAT == export.EXPORT_FORMAT
     _, onnx_path, _ = model
     with pytest.raises(AgentSpecError, match="0-ply only"):
         make_agent(f"{onnx_path}:ply=1")
@@ -146,6 +149,13 @@ def test_exported_model_errors(model, tmp_path):
     np.savez(tmp_path / "foreign.npz", x=np.zeros(3))
     with pytest.raises(CheckpointError, match=r"'.*foreign\.npz' is not a usable bgai export"):
         make_agent(str(tmp_path / "foreign.npz"))
+    np.savez(tmp_path / "nometa.npz", W0=np.zeros((5, 198), np.float32), b0=np.zeros(5, np.float32), meta='{"a": 1}')
+    with pytest.raises(CheckpointError, match=r"nometa\.npz' is not a bgai numpy export \(no 'bgai_export_format'"):
+        make_agent(str(tmp_path / "nometa.npz"))
+    meta = '{"bgai_export_format": "2", "encoding": "tesauro198"}'
+    np.savez(tmp_path / "v2.npz", W0=np.zeros((5, 198), np.float32), b0=np.zeros(5, np.float32), meta=meta)
+    with pytest.raises(CheckpointError, match=r"v2\.npz' has export format '2'; this bgai reads format 1"):
+        make_agent(str(tmp_path / "v2.npz"))
     (tmp_path / "junk.npz").write_bytes(b"junk")
     with pytest.raises(CheckpointError, match=r"junk\.npz"):
         make_agent(str(tmp_path / "junk.npz"))
