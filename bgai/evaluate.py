@@ -66,6 +66,7 @@ class EvalReport:
         a, b: :class:`SideStats` for each player.
         avg_plies: mean game length in plies (turns, passes included).
         seconds: wall time of the games; ``games_per_s`` = games / seconds.
+        chunk_games: games per work unit (at most ``ceil(games / chunk_games)`` workers are used).
     """
 
     agent_a: str
@@ -82,6 +83,7 @@ class EvalReport:
     avg_plies: float
     seconds: float
     games_per_s: float
+    chunk_games: int = CHUNK_GAMES
 
     def to_dict(self) -> dict:
         """A JSON-ready dict (the ``--json`` output of ``bgai eval``)."""
@@ -94,7 +96,7 @@ class EvalReport:
         """Human-readable report (agent names in full; equal names labelled ``(A)`` and ``(B)``)."""
         A, B = side_labels(self.agent_a, self.agent_b)
         w = name_width(A, B)
-        units = math.ceil(self.games / CHUNK_GAMES)
+        units = math.ceil(self.games / self.chunk_games)
         rows = [
             f"{A} vs {B}: {self.games} games ({self.mode} dice), seed {self.seed}",
             f"  ppg for {A}: {self.ppg:+.3f} +- {self.ci95:.3f} (95% CI "
@@ -105,7 +107,7 @@ class EvalReport:
             rows.append(f"  {name:<{w}}{100 * s.win:8.2f}{100 * s.gammon:10.2f}{100 * s.backgammon:8.2f}")
         rows.append(f"  average game length: {self.avg_plies:.1f} plies")
         rows.append(f"  {self.games_per_s:.1f} games/s ({self.seconds:.1f} s, {self.workers} worker(s) for "
-                    f"{units} work unit(s) of up to {CHUNK_GAMES} games)")
+                    f"{units} work unit(s) of up to {self.chunk_games} games)")
         return "\n".join(rows)
 
 
@@ -122,7 +124,8 @@ def name_width(*names: str) -> int:
 
 
 def summarize(
-    results: GameResults, *, duplicate: bool, agent_a: str, agent_b: str, seed: int, workers: int, seconds: float
+    results: GameResults, *, duplicate: bool, agent_a: str, agent_b: str, seed: int, workers: int, seconds: float,
+    chunk_games: int = CHUNK_GAMES,
 ) -> EvalReport:
     """Statistics of a series (games in pair order for duplicate mode: games 2p and 2p+1 form pair p).
 
@@ -160,6 +163,7 @@ def summarize(
         avg_plies=float(results.plies.mean()),
         seconds=seconds,
         games_per_s=n / seconds if seconds > 0 else float("inf"),
+        chunk_games=chunk_games,
     )
 
 
@@ -322,7 +326,8 @@ def evaluate(
     seconds = time.perf_counter() - t0
     results = _concat([parts[u] for u in range(units)])
     return summarize(
-        results, duplicate=duplicate, agent_a=name_a, agent_b=name_b, seed=seed, workers=workers, seconds=seconds
+        results, duplicate=duplicate, agent_a=name_a, agent_b=name_b, seed=seed, workers=workers, seconds=seconds,
+        chunk_games=chunk_games,
     )
 
 

@@ -106,3 +106,11 @@ def test_long_agent_names_not_truncated():
     assert side_labels("a", "a") == ("a (A)", "a (B)") and side_labels("a", "b") == ("a", "b")
     assert name_width("x", "y") == 14 and name_width(long_a) == len(long_a) + 2
     json.dumps(rep.to_dict())
+
+
+def test_report_counts_work_units_of_the_series():
+    from bgai.evaluate import evaluate
+
+    rep = evaluate("pubeval", "racer", 8, 3, chunk_games=2)
+    assert rep.to_dict()["chunk_games"] == 2 and rep.workers == 1
+    assert "1 worker(s) for 4 work unit(s) of up to 2 games" in rep.table()
