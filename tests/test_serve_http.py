@@ -155,26 +155,41 @@ def test_wildbg_compatible_move(pubeval):
         ("/api/plays?p1=15&p2=1&dice=31", 400, "more than 15 checkers"),
         ("/api/plays?p1=2&p26=1&dice=31", 400, "unknown board parameter 'p26'"),
         ("/move?die1=3&die2=1&p1=2&p30=-1", 400, "unknown board parameter 'p30'"),
-        ("/move?p1=15", 422, None),
-        ("/move?die1=9&die2=1&p1=1", 400, "Dice values must be between 1 and 6."),
+        ("/move?p1=15", 400, "Failed to deserialize query string: missing field `die1`"),
+        ("/move?die1=3&p1=15", 400, "Failed to deserialize query string: missing field `die2`"),
+        ("/move?die1=x&die2=1&p1=1", 400, "Failed to deserialize query string: die1: invalid digit found in string"),
+        ("/move?die1=3&die2=1&p1=2&p1=-2", 400, "Failed to deserialize query string: duplicate field `p1`"),
+        ("/eval?p1=2&p1=-2&p24=-1", 400, "Failed to deserialize query string: duplicate field `p1`"),
+        ("/move?die1=3&die2=1&p1=-2", 400, "game over: the side to act has no checkers left"),
+        ("/eval?p1=2", 400, "game over: the opponent of the side to act has no checkers left"),
+        ("/move?die1=9&die2=1&p1=1&p24=-1", 400, "Dice values must be between 1 and 6."),
         ("/move?die1=3&die2=1&p1=1&x_away=3&o_away=2", 400, "only money games"),
-        (f"/api/plays?position_id={START}&die1=x&die2=1", 422, None),
+        (f"/api/plays?position_id={START}&die1=x&die2=1", 400, "die1: expected an integer, got 'x'"),
+        (f"/api/plays?position_id={START}&dice=31&limit=abc", 400, "limit: expected an integer, got 'abc'"),
+        (f"/api/plays?position_id={START}&dice=31&dice=42", 400, "parameter 'dice' is given 2 times"),
+        ("/api/plays?p1=2&p1=-2&p24=-1&dice=31", 400, "parameter 'p1' is given 2 times"),
+        (f"/api/plays?position_id={START}&dice=31&limit=1&limit=2", 400, "parameter 'limit' is given 2 times"),
+        ("/api/plays?p1=-2&dice=31", 400, "game over: the side to act has no checkers left"),
+        ("/api/evaluate?p5=3", 400, "game over: the opponent of the side to act has no checkers left"),
+        (f"/api/cube?position_id={START}&match_id=QYkqASAAIAAA", 400, "cube decisions are made before rolling"),
+        (f"/api/cube?xgid={START_XGID}", 400, "carry the roll 31"),
+        (f"/api/cube?position_id={START}&dice=31", 400, "cube decisions are made before rolling"),
         (f"/api/evaluate?position_id={START}", 409, "gives no probabilities"),
         (f"/api/cube?position_id={START}&cube_value=3&cube_owner=opponent", 400, "power of two"),
         (f"/api/cube?position_id={START}&cube_value=2&cube_owner=mine", 400, "cube_owner must be"),
         (f"/api/cube?position_id={START}&cube_value=2", 400, "has an owner"),
         (f"/api/cube?position_id={START}&cube_value=2&cube_owner=opponent&match_id=cAkAAAAAAAAA", 400, "not both"),
-        (f"/api/cube?position_id={START}&jacoby=perhaps", 422, None),
+        (f"/api/cube?position_id={START}&jacoby=perhaps", 400, "jacoby: expected true or false, got 'perhaps'"),
     ],
 )
 def test_malformed_requests_get_4xx_json_saying_what_is_wrong(pubeval, query, status, message):
     r = pubeval.client.get(query)
     assert r.status_code == status, r.text
-    body = r.json()
-    if message is None:
-        assert body["detail"]  # FastAPI's own validation message
+    if message.startswith("Failed to deserialize"):  # wildbg's plain-text answer (PROTOCOLS.md section 4)
+        assert r.headers["content-type"].startswith("text/plain") and r.text == message
     else:
-        assert message in body["message"]
+        body = r.json()
+        assert set(body) == {"message"} and message in body["message"]
     assert pubeval.client.get("/api/info").status_code == 200  # still serving
 
 
@@ -198,9 +213,10 @@ def test_evaluate_and_cube_with_a_probability_agent(gnubg):
     a = analyse_cube(p, CubeState(jacoby=False), cube_efficiency(board[None]))
     assert body["cubeful_equity"] == pytest.approx(float(a.optimal[0]))
     assert body["state"]["position_id"] == "GW+DAUi03ZABBg"
-    # match play through a Match ID: 9-point match, 2-4, cube 2 owned by player 0, player 1 on roll (rolled 5-2)
+    # match play through a Match ID: 9-point match, 2-4, cube 2 owned by player 0, player 1 on roll (not rolled:
+    # the same state as QYkqASAAIAAA without its 5-2, which /api/cube refuses)
     pid = encode_position_id(starting_board())
-    r = c.get("/api/cube", params={"position_id": pid, "match_id": "QYkqASAAIAAA"}).json()
+    r = c.get("/api/cube", params={"position_id": pid, "match_id": "QQkgASAAIAAA"}).json()
     assert r["state"] == {
         "position_id": pid, "cube_value": 2, "cube_owner": "opponent", "match_length": 9, "score": [4, 2],
         "crawford": False,
@@ -279,3 +295,37 @@ def test_concurrent_requests_get_their_own_answers(pubeval):
         together = list(pool.map(ask, queries * 2))
     for i, ans in enumerate(together):
         assert ans == alone[i % len(queries)]
+
+
+def test_huge_input_is_not_echoed_back(pubeval):
+    # (uvicorn itself refuses request lines over ~16 KB; 10,000 characters pass through to the handler)
+    pid = "A" * 10_000
+    r = pubeval.client.get("/api/plays", params={"position_id": pid, "dice": "31"})
+    assert r.status_code == 400
+    msg = r.json()["message"]
+    assert msg == "Position ID '" + "A" * 40 + "...' (10000 characters): wrong length 10000 (a Position ID has 14 characters)"
+    r = pubeval.client.get("/api/plays", params={"position_id": START, "dice": "31", "limit": "9" * 5000 + "x"})
+    assert r.status_code == 400 and len(r.text) < 200
+    assert r.json()["message"] == (
+        "limit: expected an integer (this one is far too long), got '" + "9" * 40 + "...' (5001 characters)"
+    )
+
+
+def test_repeated_board_parameter_never_answers_200(pubeval):
+    """``p1=2&p1=-2`` used to be read as one of the two; now it is refused on every endpoint."""
+    for path in ("/move?die1=3&die2=1&", "/eval?", "/api/plays?dice=31&", "/api/evaluate?", "/api/cube?"):
+        r = pubeval.client.get(path + "p1=2&p1=-2&p6=5&p19=-5")
+        assert r.status_code == 400, (path, r.text)
+    r = pubeval.client.get("/move?die1=3&die2=1&p1=2&p6=5&p19=-5")
+    assert r.status_code == 200 and r.json()["moves"][0]["play"]
+
+
+def test_error_handler_helpers():
+    from bgai.serve.http import _quote, _shorten
+
+    assert _quote("abc") == "'abc'"
+    assert _quote("x" * 41) == "'" + "x" * 40 + "...' (41 characters)"
+    assert _shorten("dice '71': bad") == "dice '71': bad"
+    assert _shorten("a" * 1000) == "a" * 397 + "..."
+    huge = "Position ID '" + "A" * 100_000 + "': wrong length"
+    assert _shorten(huge) == "Position ID '" + "A" * 40 + "...' (100000 characters): wrong length"

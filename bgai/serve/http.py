@@ -24,9 +24,23 @@ Endpoints (all ``GET``; every answer is JSON):
 ``/eval``          wildbg-compatible: ``{"cube": {"double":.., "accept":..}, "probabilities": {..}}``
 =================  ============================================================================================
 
-Errors: a malformed request gets status 400 with ``{"message": "<what is wrong>"}`` (422 with FastAPI's
-``{"detail": [...]}`` for parameters of the wrong type), an agent that cannot answer (no probabilities) 409;
-an unexpected failure 500 ``{"message": ...}``; the server keeps running.
+Errors (the server keeps running):
+
+* a malformed request: status 400 with ``{"message": "<what is wrong>"}``, for every endpoint of the ``/api``
+  family and for every kind of mistake -- bad values (``"Position ID '...': wrong length 5 ..."``), parameters
+  of the wrong type or missing (``"limit: expected an integer, got 'abc'"``; FastAPI's 422 ``{"detail":
+  [...]}`` is never sent), a parameter given more than once (``p1=2&p1=-2``), a finished game (the side to act
+  or its opponent has no checker left: ``"game over: ..."``), dice with ``/api/cube`` (cube decisions are made
+  before rolling, so a Match ID or XGID carrying rolled dice, or ``dice``/``die1``/``die2``, is refused).
+  Quoted input is cut to :data:`MAX_QUOTE` characters and a message to :data:`MAX_MESSAGE`, so a huge
+  parameter is never echoed back.
+* the wildbg-compatible ``/move`` and ``/eval`` keep wildbg's behaviour (PROTOCOLS.md section 4): bad boards
+  and dice are 400 ``{"message": ...}`` as above, but a query string that does not deserialise -- a missing or
+  non-integer ``die1``/``die2``, a repeated parameter -- is 400 with a **plain-text** body as wildbg's axum
+  server writes it: ``Failed to deserialize query string: missing field `die1```,
+  ``Failed to deserialize query string: duplicate field `p1```.
+* an agent that cannot answer (no probabilities): 409 ``{"message": ...}``; an unexpected failure: 500
+  ``{"message": "internal error: <exception type>"}`` (details only in the server log).
 """
 
 from __future__ import annotations
@@ -37,8 +51,9 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from fastapi import FastAPI, Request
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 
 from bgai.board import as_batch, is_game_over, result_kind
@@ -46,7 +61,7 @@ from bgai.equity import OUTPUTS, cubeless_equity
 from bgai.errors import BgaiError, InvalidDiceError
 from bgai.serve.bot import Bot, RankedPlay
 
-__all__ = ["create_app", "serve_http", "STATIC_DIR"]
+__all__ = ["create_app", "serve_http", "STATIC_DIR", "MAX_QUOTE", "MAX_MESSAGE"]
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +69,13 @@ log = logging.getLogger(__name__)
 STATIC_DIR = os.path.join(os.path.dirname(__file__), "static")
 
 _WILDBG_KEYS = tuple(f"p{i}" for i in range(26))
+#: Paths answering like wildbg's server (plain-text 400 for a query string that does not deserialise).
+_WILDBG_PATHS = ("/move", "/eval")
+#: Longest piece of client input quoted in an error message (longer ones are cut, with their length given).
+MAX_QUOTE = 40
+#: Longest error message sent.
+MAX_MESSAGE = 400
+_QUOTED_RE = re.compile(r"'[^']*'|\"[^\"]*\"")
 _DICE_RE = re.compile(r"\s*([1-6])\s*[-,\s]?\s*([1-6])\s*")
 
 
@@ -63,6 +85,90 @@ class RequestError(BgaiError):
 
 class AgentCannotError(BgaiError):
     """The served agent cannot answer this kind of question (status 409)."""
+
+
+def _quote(text: str) -> str:
+    """``repr(text)``, cut to :data:`MAX_QUOTE` characters (``'AAAA...' (100000 characters)``)."""
+    text = str(text)
+    if len(text) <= MAX_QUOTE:
+        return repr(text)
+    return f"{text[:MAX_QUOTE]!r}... ({len(text)} characters)".replace("'...", "...'", 1)
+
+
+def _shorten(message: str) -> str:
+    """An error message safe to send: every quoted piece longer than :data:`MAX_QUOTE` cut (the library's
+    messages quote the offending input in full), the whole cut to :data:`MAX_MESSAGE`."""
+
+    def cut(m: re.Match) -> str:
+        body = m.group(0)[1:-1]
+        if len(body) <= MAX_QUOTE + 3:  # (+3: a quote already cut by _quote, ending in '...')
+            return m.group(0)
+        q = m.group(0)[0]
+        return f"{q}{body[:MAX_QUOTE]}...{q} ({len(body)} characters)"
+
+    out = _QUOTED_RE.sub(cut, str(message))
+    return out if len(out) <= MAX_MESSAGE else out[: MAX_MESSAGE - 3] + "..."
+
+
+def _check_repeats(request: Request) -> None:
+    """Refuse a query parameter given more than once (``p1=2&p1=-2``): which one was meant cannot be known."""
+    params = request.query_params
+    for key in params:
+        n = len(params.getlist(key))
+        if n > 1:
+            raise _RepeatedParameter(key, n)
+
+
+class _RepeatedParameter(RequestError):
+    def __init__(self, key: str, count: int) -> None:
+        super().__init__(f"parameter {_quote(key)} is given {count} times; give each parameter once")
+        self.key = key
+
+
+#: Descriptions of pydantic's validation error types, for ``"<param>: <what is wrong>"`` messages.
+_VALIDATION_WORDS = {
+    "missing": "missing (a required parameter)",
+    "int_parsing": "expected an integer",
+    "int_from_float": "expected an integer",
+    "int_parsing_size": "expected an integer (this one is far too long)",
+    "bool_parsing": "expected true or false",
+    "float_parsing": "expected a number",
+    "string_too_long": "too long",
+}
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    """``'<param>: <what is wrong>[, got '<input>']'`` for each error of a FastAPI validation failure."""
+    parts = []
+    for err in exc.errors():
+        loc = [str(x) for x in err.get("loc", ()) if x not in ("query", "path", "body", "header")]
+        name = ".".join(loc) or "request"
+        kind = err.get("type", "")
+        what = _VALIDATION_WORDS.get(kind) or str(err.get("msg", "invalid")).rstrip(".")
+        what = what[:1].lower() + what[1:]
+        if kind != "missing" and "input" in err:
+            what += f", got {_quote(err['input'])}"
+        parts.append(f"{name}: {what}")
+    return "; ".join(parts) or "invalid request"
+
+
+def _wildbg_validation_text(exc: RequestValidationError) -> str:
+    """wildbg's (axum's) plain-text body for a query string that does not deserialise."""
+    err = (exc.errors() or [{}])[0]
+    loc = [str(x) for x in err.get("loc", ()) if x not in ("query", "path", "body", "header")]
+    name = loc[-1] if loc else "query"
+    if err.get("type") == "missing":
+        return f"Failed to deserialize query string: missing field `{name}`"
+    return f"Failed to deserialize query string: {name}: invalid digit found in string"
+
+
+def _check_not_over(board: np.ndarray) -> None:
+    """Refuse a finished game: the side to act or its opponent has borne off all its checkers."""
+    left = np.asarray(board).sum(axis=-1)
+    if int(left[0]) == 0:
+        raise RequestError("game over: the side to act has no checkers left (it has borne off all 15)")
+    if int(left[1]) == 0:
+        raise RequestError("game over: the opponent of the side to act has no checkers left (it has won)")
 
 
 @dataclass
@@ -182,6 +288,7 @@ def _parse_query(params) -> _Query:
         q.jacoby = jac in ("true", "1", "yes", "on")
     if q.match_length == 0:
         q.score = (0, 0)
+    _check_not_over(q.board)
     return q
 
 
@@ -241,6 +348,7 @@ def create_app(bot: Bot, *, seed: int = 0):
             "Backgammon Position ID (`position_id`), XGID (`xgid`) or wildbg board (`p0`..`p25`); dice as "
             "`dice=31` or `die1`/`die2`; cube and score as `match_id`."
         ),
+        dependencies=[Depends(_check_repeats)],
     )
     rng_lock = threading.Lock()
     rng = np.random.default_rng(seed)
@@ -249,16 +357,35 @@ def create_app(bot: Bot, *, seed: int = 0):
         with rng_lock:
             return np.random.default_rng(rng.integers(2**63))
 
-    @app.exception_handler(RequestError)
     @app.exception_handler(BgaiError)
-    async def _bad_request(request: Request, exc: BgaiError):  # noqa: ARG001
+    async def _bad_request(request: Request, exc: BgaiError):
+        if isinstance(exc, _RepeatedParameter) and request.url.path in _WILDBG_PATHS:
+            return PlainTextResponse(f"Failed to deserialize query string: duplicate field `{exc.key[:MAX_QUOTE]}`", 400)
         status = 409 if isinstance(exc, AgentCannotError) else 400
-        return JSONResponse(status_code=status, content={"message": str(exc)})
+        return JSONResponse(status_code=status, content={"message": _shorten(str(exc))})
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid_parameters(request: Request, exc: RequestValidationError):
+        if request.url.path in _WILDBG_PATHS:
+            return PlainTextResponse(_wildbg_validation_text(exc), 400)
+        return JSONResponse(status_code=400, content={"message": _shorten(_validation_message(exc))})
 
     @app.exception_handler(Exception)
     async def _internal(request: Request, exc: Exception):  # noqa: ARG001
-        log.exception("internal error on %s", request.url)
-        return JSONResponse(status_code=500, content={"message": f"internal error: {type(exc).__name__}: {exc}"})
+        log.exception("internal error on %s", request.url.path)
+        return JSONResponse(status_code=500, content={"message": f"internal error: {type(exc).__name__}"})
+
+    def _advice(q: _Query):
+        """The bot's cube decision for the query's position and cube state (side on roll)."""
+        return bot.cube_advice(
+            q.board,
+            cube_value=q.cube_value,
+            cube_owner=q.cube_owner,
+            match_length=q.match_length,
+            score=q.score,
+            crawford=q.crawford,
+            jacoby=q.jacoby,
+        )
 
     @app.get("/api/info", summary="Server and agent information")
     def info() -> dict:
@@ -314,15 +441,7 @@ def create_app(bot: Bot, *, seed: int = 0):
             raise AgentCannotError(
                 f"agent {bot.spec!r} gives no probabilities; serve a neural checkpoint or 'gnubg' for evaluations"
             )
-        adv = bot.cube_advice(
-            q.board,
-            cube_value=q.cube_value,
-            cube_owner=q.cube_owner,
-            match_length=q.match_length,
-            score=q.score,
-            crawford=q.crawford,
-            jacoby=q.jacoby,
-        )
+        adv = _advice(q)
         eq = adv.equities
         cubeful = None
         if eq:
@@ -382,18 +501,15 @@ def create_app(bot: Bot, *, seed: int = 0):
         jacoby: bool | None = None,
     ) -> dict:
         """Should the side on roll double, and should the opponent take?  Uses bgai.cube on the agent's
-        probabilities (agents without probabilities: the conservative policy, never double, always take)."""
+        probabilities (agents without probabilities: the conservative policy, never double, always take).
+        The position is before the roll: a Match ID or XGID with rolled dice (or dice parameters) is refused."""
         q = _parse_query(request.query_params)
-        adv = bot.cube_advice(
-            q.board,
-            cube_value=q.cube_value,
-            cube_owner=q.cube_owner,
-            match_length=q.match_length,
-            score=q.score,
-            crawford=q.crawford,
-            jacoby=q.jacoby,
-        )
-        return {"state": _state_json(q), **_cube_json(adv)}
+        if q.dice is not None:
+            raise RequestError(
+                "cube decisions are made before rolling: give the position without dice (the Match ID, XGID or "
+                f"dice parameters carry the roll {q.dice[0]}{q.dice[1]})"
+            )
+        return {"state": _state_json(q), **_cube_json(_advice(q))}
 
     # ----------------------------------------------------------------------------------- wildbg compatible
     def _wildbg_probs(p) -> dict | None:
@@ -411,7 +527,9 @@ def create_app(bot: Bot, *, seed: int = 0):
         x_away, o_away = params.get("x_away"), params.get("o_away")
         if (x_away or "0") != "0" or (o_away or "0") != "0":
             raise RequestError("only money games are supported here (x_away and o_away 0 or absent)")
-        return board_from_wildbg({k: params[k] for k in _WILDBG_KEYS if k in params})
+        board = board_from_wildbg({k: params[k] for k in _WILDBG_KEYS if k in params})
+        _check_not_over(board)
+        return board
 
     @app.get("/move", summary="wildbg-compatible: all plays, best first", openapi_extra=_wildbg_openapi())
     def wildbg_move(request: Request, die1: int, die2: int) -> dict:
