@@ -25,7 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("checkpoint", metavar="CHECKPOINT", help="a bgai checkpoint (.pt)")
     p.add_argument("--format", choices=("onnx", "npz"), default="onnx", help="onnx (default; also writes .npz and "
                    ".golden.json beside it) or npz (numpy weights only)")
-    p.add_argument("--out", required=True, metavar="PATH", help="output file, e.g. model.onnx")
+    p.add_argument("--out", required=True, metavar="PATH", help="output file, e.g. model.onnx (its directory must "
+                   "exist; files are replaced atomically)")
     p.set_defaults(func=run)
 
 
