@@ -41,6 +41,13 @@ def test_eval_json_target_checked_before_playing(capsys, tmp_path, monkeypatch, 
     afile.write_text("x")
     code, _, err = run(capsys, "eval", "pubeval", "racer", "--games", "20", "--json", str(afile / "r.json"), *extra)
     assert code == 2 and "is not a directory" in err
+    real_access = os.access
+    ro_dir = str(tmp_path / "ro2")
+    os.mkdir(ro_dir)
+    monkeypatch.setattr(os, "access", lambda p, mode: False if str(p) == ro_dir else real_access(p, mode))
+    code, _, err = run(capsys, "eval", "pubeval", "racer", "--games", "20", "--json", ro_dir + "/r.json", *extra)
+    assert code == 2 and "is not writable" in err
+    monkeypatch.setattr(os, "access", real_access)
     if os.geteuid() != 0:  # root may write anywhere
         ro = tmp_path / "ro"
         ro.mkdir()
