@@ -97,7 +97,8 @@ def test_to_wildbg_rejects_invalid_board():
 def test_property_round_trip(seed):
     rng = np.random.default_rng(seed)
     board = np.zeros((2, 25), dtype=np.int8)
-    np.add.at(board[0], rng.integers(0, 25, size=rng.integers(0, 16)), 1)
+    # at least one checker for the side to move: both sides borne off is an impossible position
+    np.add.at(board[0], rng.integers(0, 25, size=rng.integers(1, 16)), 1)
     free = [c for c in range(24) if board[0, 23 - c] == 0] + [24]
     np.add.at(board[1], rng.choice(free, size=rng.integers(0, 16)), 1)
     params = to_wildbg(board)
