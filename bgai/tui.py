@@ -343,6 +343,12 @@ class TerminalGame:
             self.say(f"{self.bot.spec} has no evaluation of cube decisions (its policy: never double, always take).")
             return
         eq = adv.equities
+        if not eq.get("available", True):
+            self.say(
+                f"You cannot double: {eq['reason']}.  Cubeful equity (no double) {eq['no_double']:+.3f}; "
+                f"cubeless {eq['cubeless']:+.3f}."
+            )
+            return
         self.say(
             f"bgai's advice: {eq.get('action', 'double' if adv.double else 'no double')}.  Cubeful equity: no double "
             f"{eq['no_double']:+.3f}, double/take {eq['double_take']:+.3f}, double/pass {eq['double_pass']:+.3f}; "

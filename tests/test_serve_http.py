@@ -235,6 +235,8 @@ def test_evaluate_and_cube_with_a_probability_agent(gnubg):
     # money cube given directly: owned by the opponent -> no double available
     r = c.get("/api/cube", params={"position_id": encode_position_id(b), "cube_value": 4, "cube_owner": "opponent"}).json()
     assert r["double"] is False and r["state"]["cube_value"] == 4 and r["state"]["cube_owner"] == "opponent"
+    assert r["available"] is False and "owned by the opponent" in r["reason"]
+    assert "double_take" not in r and "double_pass" not in r
     r2 = c.get("/api/cube", params={"position_id": encode_position_id(b), "cube_value": 4, "cube_owner": "on_roll"}).json()
     assert r2["state"]["cube_owner"] == "on roll" and r2["no_double"] != r["no_double"]
     # wildbg-compatible /eval
@@ -329,3 +331,14 @@ def test_error_handler_helpers():
     assert _shorten("a" * 1000) == "a" * 397 + "..."
     huge = "Position ID '" + "A" * 100_000 + "': wrong length"
     assert _shorten(huge) == "Position ID '" + "A" * 40 + "...' (100000 characters): wrong length"
+
+
+def test_crawford_game_cube_is_not_available(gnubg):
+    """GNU Backgammon says "You cannot double." in the Crawford game: no double/take figures are offered."""
+    r = gnubg.client.get("/api/cube", params={"position_id": "wN1tAwDb3Q4AAA", "match_id": "8AmgADAAIAAA"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["state"]["crawford"] is True
+    assert body["double"] is False and body["available"] is False
+    assert "Crawford" in body["reason"]
+    assert "double_take" not in body and "no_double" in body

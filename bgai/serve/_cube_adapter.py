@@ -65,15 +65,21 @@ def advise(
         owner = cube_owner if cube_owner == -1 else 1 - cube_owner
         state = _state(cube_value, owner, match_length, (score[1], score[0]), crawford, jacoby)
         _, a = _analyse(bot, roller, state)
-        eq = _equities(a)
+        eq = _equities(a, state)
         return CubeAdvice(double=False, take=bool(a.take[0]), beaver=False, policy="bgai.cube", equities=eq)
     state = _state(cube_value, cube_owner, match_length, score, crawford, jacoby)
     _, a = _analyse(bot, board, state)
     return CubeAdvice(double=bool(a.double[0]), take=bool(a.take[0]), beaver=False, policy="bgai.cube",
-                      equities=_equities(a))
+                      equities=_equities(a, state))
 
 
-def _equities(a) -> dict:
+def _equities(a, state) -> dict:
+    """The cube equities of one analysis; when the side on roll may not double (Crawford game, cube owned by the
+    opponent, dead cube, cube limit) ``available`` is False, ``reason`` says why (:func:`bgai.cube.
+    cube_unavailable_reason`, shared with ``bgai hint``) and only the no-double figures are given."""
+    from bgai.cube import cube_unavailable_reason
+
+    reason = cube_unavailable_reason(state)
     out = {
         "action": a.action[0],
         "no_double": float(a.no_double[0]),
@@ -87,6 +93,11 @@ def _equities(a) -> dict:
             mwc_double_take=float(a.mwc_double_take[0]),
             mwc_double_pass=float(a.mwc_double_pass[0]),
         )
+    out["available"] = reason is None
+    if reason is not None:
+        out["reason"] = reason
+        for key in ("double_take", "double_pass", "mwc_double_take", "mwc_double_pass"):
+            out.pop(key, None)
     return out
 
 

@@ -445,7 +445,7 @@ def create_app(bot: Bot, *, seed: int = 0):
         eq = adv.equities
         cubeful = None
         if eq:
-            cubeful = min(eq["double_take"], eq["double_pass"]) if adv.double else eq["no_double"]
+            cubeful = min(eq["double_take"], eq["double_pass"]) if adv.double and eq["available"] else eq["no_double"]
         return {
             "probabilities": dict(zip(OUTPUTS, map(float, probs))),
             "cubeless_equity": float(cubeless_equity(probs)),
