@@ -54,6 +54,7 @@ def main(argv=None) -> int:
                             (0.63, "GNU Backgammon 0-ply")):
             ax.axhline(level, color="grey", ls="--", lw=0.8)
             ax.text(x[0], level + 0.01, text, fontsize=7, color="dimgrey")
+        ax.set_ylim(top=max(0.72, max(a + c for a, c in zip(y, ci)) + 0.03))
     ax.set_xlabel("training games (thousands)")
     ax.set_ylabel("points per game vs pubeval")
     games = rows[-1]["games"]
