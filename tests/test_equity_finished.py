@@ -51,10 +51,11 @@ def test_both_sides_empty_is_refused():
         finished_probabilities(np.zeros((1, 2, 25), dtype=np.int8))
 
 
-def test_same_as_the_neural_agents_rule_and_used_by_infer():
-    """While bgai.agents.neural still has its own copy, both must agree on many random finished boards."""
-    torch = pytest.importorskip("torch")  # noqa: F841
-    from bgai.agents.neural import finished_probabilities as neural_finished
+def test_random_finished_boards_match_result_kind_and_one_copy_serves_all():
+    """On many random boards: finished ones get exactly the loss that result_kind scores; unfinished are skipped.
+    The neural agent, the trainer and the numpy bot all use this one function."""
+    pytest.importorskip("torch")
+    from bgai.board import result_kind
 
     rng = np.random.default_rng(11)
     boards = np.zeros((500, 2, 25), dtype=np.int8)
@@ -65,11 +66,17 @@ def test_same_as_the_neural_agents_rule_and_used_by_infer():
         if rng.random() < 0.3:  # some unfinished boards too
             b[1, 3] = 2
     over, probs = finished_probabilities(boards)
-    over_n, probs_n = neural_finished(boards)
-    np.testing.assert_array_equal(over, over_n)
-    np.testing.assert_array_equal(probs, probs_n)
+    np.testing.assert_array_equal(over, boards[:, 1].sum(axis=1) == 0)
+    _, points = result_kind(boards[over])
+    np.testing.assert_array_equal(probs[:, 0], 0.0)
+    np.testing.assert_array_equal(probs[:, 3], (points >= 2).astype(float))
+    np.testing.assert_array_equal(probs[:, 4], (points >= 3).astype(float))
     assert 0 < over.sum() < len(boards) and probs[:, 3].sum() > 0 and probs[:, 4].sum() > 0
 
+    import bgai.agents.neural as neural
     import bgai.infer as infer
+    import bgai.train.td as td
 
+    assert neural.finished_probabilities is finished_probabilities
+    assert td.finished_probabilities is finished_probabilities
     assert infer.finished_probabilities is finished_probabilities and not hasattr(infer, "_finished")

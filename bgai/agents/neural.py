@@ -29,8 +29,8 @@ import numpy as np
 import torch
 
 from bgai.agents.base import ProbabilityAgent
-from bgai.board import as_batch, flip, result_kind
-from bgai.equity import cubeless_equity, swap_perspective
+from bgai.board import as_batch, flip
+from bgai.equity import cubeless_equity, finished_probabilities, swap_perspective
 from bgai.errors import AgentSpecError
 from bgai.features import Encoder
 from bgai.nets import FastForward, ValueNet
@@ -47,25 +47,6 @@ def _rolls() -> tuple[np.ndarray, np.ndarray]:
 
 #: The 21 distinct rolls ``(21, 2)`` and their probabilities ``(21,)`` (sum 1).
 ROLLS, ROLL_WEIGHTS = _rolls()
-
-
-def finished_probabilities(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Exact probabilities for positions whose game is over.
-
-    Args:
-        boards: ``(N, 2, 25)`` int8, side on roll in row 0.
-
-    Returns:
-        ``(over (N,) bool, probs (K, 5) float64)`` for the ``K`` finished boards (opponent borne off all: the
-        side on roll lost, by a gammon or backgammon where :func:`bgai.board.result_kind` says so).
-    """
-    over = boards[:, 1].sum(axis=1, dtype=np.int16) == 0
-    probs = np.zeros((int(over.sum()), 5), dtype=np.float64)
-    if probs.shape[0]:
-        _, points = result_kind(boards[over])
-        probs[:, 3] = points >= 2
-        probs[:, 4] = points >= 3
-    return over, probs
 
 
 class NeuralAgent(ProbabilityAgent):

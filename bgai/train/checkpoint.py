@@ -24,14 +24,13 @@ Writing goes to a temporary file in the same folder, then ``os.replace`` (never 
 from __future__ import annotations
 
 import os
-import tempfile
 import zipfile
-import pickle
 from typing import Any
 
 import torch
 
-from bgai.errors import CheckpointError
+from bgai.errors import BgaiError, CheckpointError
+from bgai.fileio import atomic_write
 from bgai.features import Encoder, check_encoding
 from bgai.nets import NetSpec, ValueNet
 
@@ -66,33 +65,20 @@ def build_checkpoint(
 
 
 def save_checkpoint(ckpt: dict[str, Any], path: str | os.PathLike) -> None:
-    """Write ``ckpt`` to ``path`` atomically (temporary file in the same folder + ``os.replace``).
+    """Write ``ckpt`` to ``path`` atomically (:func:`bgai.fileio.atomic_write`: temporary file in the same folder,
+    fsync, ``os.replace``; the usual file permissions).  The folder is created if needed.
 
     Raises:
-        CheckpointError: the folder cannot be written.
+        CheckpointError: the folder cannot be written (the message names the path).
     """
     path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
     try:
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".pt", dir=folder)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        atomic_write(path, lambda fh: torch.save(ckpt, fh))
     except OSError as exc:
-        raise CheckpointError(f"cannot write checkpoint {path!r}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(ckpt, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        raise CheckpointError(f"cannot write checkpoint {path!r}: {exc.strerror or exc}") from None
+    except BgaiError as exc:
+        raise CheckpointError(str(exc)) from None
 
 
 def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
@@ -108,11 +94,14 @@ def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     path = os.fspath(path)
     if not os.path.exists(path):
         raise CheckpointError(f"checkpoint {path!r} does not exist")
+    if not zipfile.is_zipfile(path):
+        raise CheckpointError(f"checkpoint {path!r} is corrupt or not a bgai checkpoint (not a torch zip file)")
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except (RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile, EOFError, ValueError, OSError, KeyError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise CheckpointError(f"{path!r} is not a readable bgai checkpoint (corrupt or foreign file: {msg})") from None
+    except Exception:  # never quote torch's text: it advises weights_only=False, which runs code
+        raise CheckpointError(
+            f"checkpoint {path!r} is corrupt or not a bgai checkpoint (torch could not read it)"
+        ) from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
         raise CheckpointError(f"{path!r} is a torch file but not a bgai checkpoint (no 'format': {FORMAT!r})")
     version = ckpt.get("format_version")

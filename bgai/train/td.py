@@ -45,7 +45,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from bgai.agents.neural import finished_probabilities, group_argmax
+from bgai.agents.neural import group_argmax
+from bgai.equity import finished_probabilities
 from bgai.board import flip, result_kind, starting_board
 from bgai.equity import cubeless_equity, swap_perspective
 from bgai.features import Encoder, get_encoder
