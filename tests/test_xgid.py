@@ -201,7 +201,8 @@ def test_state_rejects_impossible_board():
 def xgid_states(draw):
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     board = np.zeros((2, 25), dtype=np.int8)
-    np.add.at(board[0], rng.integers(0, 25, size=rng.integers(0, 16)), 1)
+    # at least one checker for the side on roll: both sides borne off is an impossible position
+    np.add.at(board[0], rng.integers(0, 25, size=rng.integers(1, 16)), 1)
     free = [c for c in range(24) if board[0, 23 - c] == 0] + [24]
     np.add.at(board[1], rng.choice(free, size=rng.integers(0, 16)), 1)
     ml = draw(st.sampled_from([0, 0, 1, 3, 5, 7, 11]))
