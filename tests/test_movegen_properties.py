@@ -28,6 +28,8 @@ def positions(draw):
     for c in opp:
         if c >= 0:
             board[1, c] += 1
+    if not board.any():  # both sides borne off is impossible: give the side to move its last checker
+        board[0, 0] = 1
     return validate(board)[0]
 
 
