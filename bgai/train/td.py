@@ -46,9 +46,8 @@ import numpy as np
 import torch
 
 from bgai.agents.neural import group_argmax
-from bgai.equity import finished_probabilities
 from bgai.board import flip, result_kind, starting_board
-from bgai.equity import cubeless_equity, swap_perspective
+from bgai.equity import cubeless_equity, finished_probabilities, swap_perspective
 from bgai.features import Encoder, get_encoder
 from bgai.nets import FastForward, NetSpec, ValueNet
 from bgai.train.config import TrainConfig
