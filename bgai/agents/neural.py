@@ -45,6 +45,10 @@ def _rolls() -> tuple[np.ndarray, np.ndarray]:
     return np.array(dice, dtype=np.int64), np.array(w, dtype=np.float64)
 
 
+#: Positions searched together at ply >= 1 (larger batches only cost memory: one 1-ply move already evaluates
+#: thousands of positions).
+SEARCH_CHUNK = 32
+
 #: The 21 distinct rolls ``(21, 2)`` and their probabilities ``(21,)`` (sum 1).
 ROLLS, ROLL_WEIGHTS = _rolls()
 
@@ -159,6 +163,11 @@ class NeuralAgent(ProbabilityAgent):
 
         boards = as_batch(boards)
         n = boards.shape[0]
+        if self.ply >= 1 and n > SEARCH_CHUNK:  # bound the memory of the search (21 rolls x candidates x plays)
+            return np.concatenate(
+                [self.choose(boards[i : i + SEARCH_CHUNK], np.asarray(dice)[i : i + SEARCH_CHUNK], rng)
+                 for i in range(0, n, SEARCH_CHUNK)]
+            )
         after, src = afterstates(boards, dice)
         nxt = flip(after)
         eq0 = -cubeless_equity(self._net(nxt))  # mover's equity at 0-ply
