@@ -121,17 +121,15 @@ def check_json_target(path: str) -> None:
         BgaiError: ``path`` is a directory, its directory does not exist or is not a directory, or the file
             (or, for a new file, its directory) is not writable.
     """
-    full = os.path.abspath(path)
-    directory = os.path.dirname(full)
-    if os.path.isdir(full):
-        raise BgaiError(f"cannot write --json {path!r}: it is a directory (give a file name)")
-    if not os.path.exists(directory):
-        raise BgaiError(f"cannot write --json {path!r}: directory {directory!r} does not exist")
-    if not os.path.isdir(directory):
-        raise BgaiError(f"cannot write --json {path!r}: {directory!r} is not a directory")
+    from bgai.fileio import check_destination
+
+    try:
+        directory = check_destination(path)  # a directory, or a missing / non-directory parent
+    except BgaiError as exc:
+        raise BgaiError(f"--json: {exc}") from None
     if not os.access(directory, os.W_OK | os.X_OK):  # the report is written to a temporary file there
         raise BgaiError(f"cannot write --json {path!r}: directory {directory!r} is not writable")
-    if os.path.exists(full) and not os.access(full, os.W_OK):
+    if os.path.exists(path) and not os.access(path, os.W_OK):
         raise BgaiError(f"cannot write --json {path!r}: the file is not writable")
 
 
