@@ -81,7 +81,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Run the series and print the report; returns the exit status."""
-    from bgai.evaluate import CHUNK_GAMES, evaluate, write_json_atomic
+    from bgai.evaluate import CHUNK_GAMES, evaluate
 
     if args.json:
         check_json_target(args.json)
@@ -105,12 +105,19 @@ def run(args) -> int:
         duplicate=not args.plain,
         progress=not args.no_progress,
     )
+    return _publish(report, args.json)
+
+
+def _publish(report, json_path: str | None) -> int:
+    """Print the report's table and, with ``--json``, write the report atomically; returns exit status 0."""
+    from bgai.evaluate import write_json_atomic
+
     print(report.table())
-    if args.json:
+    if json_path:
         try:
-            write_json_atomic(args.json, report.to_dict())
+            write_json_atomic(json_path, report.to_dict())
         except OSError as exc:
-            raise BgaiError(f"cannot write --json {args.json!r}: {exc}") from exc
+            raise BgaiError(f"cannot write --json {json_path!r}: {exc}") from exc
     return 0
 
 
@@ -143,7 +150,6 @@ def _note_workers(workers: int, count: int, chunk: int) -> None:
 
 def _run_cubeful(args) -> int:
     """``--cube`` money sessions or ``--match N --matches M`` (bgai.play_cube)."""
-    from bgai.evaluate import write_json_atomic
     from bgai.match import MatchRules
     from bgai.play_cube import CHUNK_UNITS, evaluate_cubeful
 
@@ -162,10 +168,4 @@ def _run_cubeful(args) -> int:
         args.agent_a, args.agent_b, count, args.seed, rules=rules, workers=args.workers,
         duplicate=not args.plain, progress=not args.no_progress,
     )
-    print(report.table())
-    if args.json:
-        try:
-            write_json_atomic(args.json, report.to_dict())
-        except OSError as exc:
-            raise BgaiError(f"cannot write --json {args.json!r}: {exc}") from exc
-    return 0
+    return _publish(report, args.json)
