@@ -17,12 +17,10 @@ backgammon % wins by backgammon (cumulative, like GNU Backgammon's outputs), eac
 
 from __future__ import annotations
 
-import json
 import math
 import multiprocessing as mp
 import os
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from typing import Callable
@@ -238,6 +236,25 @@ def _concat(parts: list[GameResults]) -> GameResults:
     )
 
 
+def check_series(count, *, duplicate: bool, workers: int, chunk: int, seed: int, what: str = "games") -> None:
+    """Check the arguments of a series (cubeless here, cubeful and matches in :mod:`bgai.play_cube`).
+
+    Raises:
+        BgaiError: ``count`` (of ``what``: games or matches) not a positive integer, or odd in duplicate mode
+            (mirrored pairs); ``workers`` < 1; ``chunk`` (games per work unit) not an even number >= 2; ``seed`` < 0.
+    """
+    if not isinstance(count, (int, np.integer)) or isinstance(count, bool) or count <= 0:
+        raise BgaiError(f"number of {what} must be a positive integer, got {count!r}")
+    if duplicate and count % 2:
+        raise BgaiError(f"duplicate mode plays mirrored pairs: the number of {what} must be even, got {count}")
+    if workers < 1:
+        raise BgaiError(f"workers must be >= 1, got {workers}")
+    if chunk < 2 or chunk % 2:
+        raise BgaiError(f"the work unit size must be an even number >= 2, got {chunk}")
+    if seed < 0:
+        raise BgaiError(f"seed must be >= 0, got {seed}")
+
+
 def evaluate(
     agent_a: str | Agent,
     agent_b: str | Agent,
@@ -271,16 +288,7 @@ def evaluate(
             :class:`~bgai.errors.AgentSpecError` / :class:`~bgai.errors.CheckpointError` for bad agent specs (raised
             before any game is played).
     """
-    if not isinstance(games, (int, np.integer)) or isinstance(games, bool) or games <= 0:
-        raise BgaiError(f"number of games must be a positive integer, got {games!r}")
-    if duplicate and games % 2:
-        raise BgaiError(f"duplicate mode plays mirrored pairs: the number of games must be even, got {games}")
-    if workers < 1:
-        raise BgaiError(f"workers must be >= 1, got {workers}")
-    if chunk_games < 2 or chunk_games % 2:
-        raise BgaiError(f"chunk_games must be an even number >= 2, got {chunk_games}")
-    if seed < 0:
-        raise BgaiError(f"seed must be >= 0, got {seed}")
+    check_series(games, duplicate=duplicate, workers=workers, chunk=chunk_games, seed=seed)
     same = agent_a is agent_b or (isinstance(agent_a, str) and agent_a == agent_b)
     a = _build(agent_a)  # validates specs before anything runs
     b = a if same else _build(agent_b)

@@ -598,19 +598,11 @@ def evaluate_cubeful(
         BgaiError: bad count/seed/workers/chunk; :class:`~bgai.errors.MatchStateError` for a match longer than
             the MET; agent spec errors before any game.
     """
-    from bgai.evaluate import _build
+    from bgai.evaluate import _build, check_series
 
     rules = rules or MatchRules.money()
-    if not isinstance(count, (int, np.integer)) or isinstance(count, bool) or count <= 0:
-        raise BgaiError(f"number of games/matches must be a positive integer, got {count!r}")
-    if duplicate and count % 2:
-        raise BgaiError(f"duplicate mode plays mirrored pairs: the number must be even, got {count}")
-    if workers < 1:
-        raise BgaiError(f"workers must be >= 1, got {workers}")
-    if chunk < 2 or chunk % 2:
-        raise BgaiError(f"chunk must be an even number >= 2, got {chunk}")
-    if seed < 0:
-        raise BgaiError(f"seed must be >= 0, got {seed}")
+    check_series(count, duplicate=duplicate, workers=workers, chunk=chunk, seed=seed,
+                 what="games" if rules.is_money else "matches")
     if not rules.is_money:
         from bgai.met import load_met
 
