@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import multiprocessing as mp
-import os
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -30,6 +29,7 @@ import numpy as np
 from bgai.agents.base import Agent
 from bgai.errors import BgaiError
 from bgai.play import GameResults, dice_rng, play_games
+from bgai.threads import limit_threads
 
 #: Games per work unit (an even number, so duplicate pairs are never split).  Larger batches run faster per game
 #: (numpy overhead per ply is shared by more games); 1000 keeps 10,000 games in 10 units for balanced workers.
@@ -180,18 +180,18 @@ def _build(agent: str | Agent) -> Agent:
 
 
 def _init_worker(agent_a, agent_b, same: bool) -> None:
-    """Pool initializer: build the two agents once per worker process.
+    """Pool initializer: build the two agents once per worker process, single-threaded.
 
     An error is kept and raised by the first work unit (an initializer that raises makes the pool restart the
     worker for ever).
     """
     global _WORKER_AGENTS, _WORKER_ERROR
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
-        if "torch" in sys.modules:  # pragma: no cover - only with neural agents
-            sys.modules["torch"].set_num_threads(1)
         a = _build(agent_a)
         _WORKER_AGENTS = (a, a if same else _build(agent_b))
+        # one thread per worker for torch and BLAS: the workers already fill the cores (set after the agents
+        # are built, so that the libraries they load are limited too)
+        limit_threads(1)
     except BaseException as exc:  # noqa: BLE001 - re-raised in _worker_unit
         _WORKER_ERROR = exc
 

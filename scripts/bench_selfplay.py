@@ -3,16 +3,16 @@
 
 Prints, for the given config (default: the shipped one, configs/tdgammon.yaml):
 
-1. self-play **training** games per second: the real trainer (move generation, encoding, 0-ply choice of every
-   move of ``parallel_games`` games, TD(lambda) updates), after a warm-up, for ``--seconds`` seconds, with
-   ``--threads`` self-play threads; also with an 80-hidden net when the config's differs (the issue's
-   reference figure); ``--threads 2`` splits the parallel games between two self-play threads (2 cores);
+1. self-play **training** games per second (wall clock): the real trainer (move generation, encoding, 0-ply
+   choice of every move of ``parallel_games`` games, TD(lambda) updates), after a warm-up, for ``--seconds``
+   seconds, for each number of self-play processes in ``--workers`` (default: 1 and the config's), with the
+   config's network and with an 80-hidden one when the config's differs (the issue's reference figure);
 2. network evaluations per second (one thread): bgai's encoder + network on a batch of positions from self-play, and
    ``gnubg_nn.probabilities(board, 0)`` (GNU Backgammon's 0-ply evaluator, one call per position, as its Python
    API offers) on the same positions, and the ratio.
 
-Usage: ``python scripts/bench_selfplay.py [--config configs/tdgammon.yaml] [--seconds 20] [--threads 1]
-[--profile]`` (``--profile`` prints where the trainer's time goes, by cProfile).
+Usage: ``python scripts/bench_selfplay.py [--config configs/tdgammon.yaml] [--seconds 20] [--workers 1 2]
+[--profile]`` (``--profile`` prints where the time of a one-process trainer goes, by cProfile).
 """
 
 from __future__ import annotations
@@ -28,26 +28,27 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def selfplay_rate(cfg, seconds: float, warmup_steps: int = 100) -> tuple[float, float, float]:
-    """(games/s, positions trained/s, afterstates evaluated/s) of the trainer on ``cfg``."""
+def selfplay_rate(cfg, seconds: float, warmup_steps: int = 100) -> tuple[float, float]:
+    """(games/s, positions trained/s) of the trainer on ``cfg``, wall clock, after ``warmup_steps`` steps."""
     from bgai.train.td import SelfPlayTrainer
 
-    tr = SelfPlayTrainer(cfg)
-    for _ in range(warmup_steps):
-        tr.step()
-    g0, p0 = tr.games, tr.positions_trained
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        tr.step()
-    dt = time.perf_counter() - t0
-    return (tr.games - g0) / dt, (tr.positions_trained - p0) / dt, 0.0
+    with SelfPlayTrainer(cfg) as tr:
+        for _ in range(warmup_steps):
+            tr.step()
+        g0, p0 = tr.games, tr.positions_trained
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            tr.step()
+        dt = time.perf_counter() - t0
+        return (tr.games - g0) / dt, (tr.positions_trained - p0) / dt
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default=os.path.join(ROOT, "configs", "tdgammon.yaml"))
     ap.add_argument("--seconds", type=float, default=20.0)
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--workers", type=int, nargs="+", default=None,
+                    help="self-play process counts to time (default: 1 and the config's)")
     ap.add_argument("--positions", type=int, default=20000)
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args(argv)
@@ -57,27 +58,29 @@ def main(argv=None) -> int:
     from bgai.train.config import load_config
     from bgai.train.td import SelfPlayTrainer
 
-    from bgai.train.threads import limit_threads
+    from bgai.threads import limit_threads
 
     how = limit_threads(1)
-    cfg = load_config(args.config, [f"threads={args.threads}"])
+    cfg = load_config(args.config)
+    workers = args.workers or sorted({1, cfg.workers})
     print(f"config {os.path.relpath(args.config, ROOT)}: encoding {cfg.encoding}, hidden {cfg.hidden}, "
-          f"parallel_games {cfg.parallel_games}, self-play threads {args.threads} (kernels single-threaded; numpy BLAS limited via {how}), cpus {os.cpu_count()}")
+          f"parallel_games {cfg.parallel_games}, workers {cfg.workers}; cpus {os.cpu_count()}; every process "
+          f"single-threaded (numpy BLAS limited via {how})")
 
     # 1. self-play training speed
-    cfgs = [cfg]
-    if cfg.hidden != [80]:
-        cfgs.append(load_config(args.config, ["hidden=[80]", f"threads={args.threads}"]))
-    for c in cfgs:
-        gps, pps, _ = selfplay_rate(c, args.seconds)
-        print(f"self-play training, hidden {c.hidden}: {gps:8.1f} games/s  ({pps:,.0f} positions trained/s, "
-              f"TD updates included)")
+    hiddens = [cfg.hidden] + ([[80]] if cfg.hidden != [80] else [])
+    for hidden in hiddens:
+        for w in workers:
+            c = load_config(args.config, [f"hidden={hidden}", f"workers={w}"])
+            gps, pps = selfplay_rate(c, args.seconds)
+            print(f"self-play training, hidden {hidden}, {w} process(es): {gps:8.1f} games/s  "
+                  f"({pps:,.0f} positions trained/s, TD updates included)")
 
     if args.profile:
         import cProfile
         import pstats
 
-        tr = SelfPlayTrainer(cfg)
+        tr = SelfPlayTrainer(load_config(args.config, ["workers=1"]))
         for _ in range(100):
             tr.step()
         pr = cProfile.Profile()
@@ -89,11 +92,11 @@ def main(argv=None) -> int:
         pstats.Stats(pr).sort_stats("tottime").print_stats(15)
 
     # 2. network evaluations per second, beside gnubg 0-ply on the same positions
-    tr = SelfPlayTrainer(cfg)
+    tr = SelfPlayTrainer(load_config(args.config, ["workers=1"]))
     boards = []
     while sum(len(b) for b in boards) < args.positions:
         tr.step()
-        boards.append(tr.boards.copy())
+        boards.append(tr.shards[0].boards.copy())
     boards = np.concatenate(boards)[: args.positions]
     enc = get_encoder(cfg.encoding)
     net = ValueNet(NetSpec(enc.size, tuple(cfg.hidden), cfg.activation))

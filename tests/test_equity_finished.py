@@ -75,7 +75,7 @@ def test_random_finished_boards_match_result_kind_and_one_copy_serves_all():
 
     import bgai.agents.neural as neural
     import bgai.infer as infer
-    import bgai.train.td as td
+    import bgai.train.selfplay as td
 
     assert neural.finished_probabilities is finished_probabilities
     assert td.finished_probabilities is finished_probabilities

@@ -73,21 +73,23 @@ def test_selfplay_games_are_legal_and_finish():
     from bgai.movegen import afterstates
 
     tr = SelfPlayTrainer(tiny())
-    seen = 0
-    while tr.games < 8:
-        before = tr.boards.copy()
-        finished, _ = tr.step()
+    shard = tr.shards[0]
+    seen = games = 0
+    while games < 8:
+        before = shard.boards.copy()
+        finished = shard.play_step()
+        games += len(finished)
         # every new position is the flip of a legal afterstate of the old one (or a restart)
         for i in range(before.shape[0]):
-            if tr.lengths[i] == 1:
+            if shard.lengths[i] == 1:
                 continue
-            nxt = tr.boards[i]
-            assert tr.traj[i, tr.lengths[i] - 1].tobytes() == nxt.tobytes()
+            nxt = shard.boards[i]
+            assert shard.traj[i, shard.lengths[i] - 1].tobytes() == nxt.tobytes()
             seen += 1
         for g in finished:
             assert g.points in (1, 2, 3)
             assert g.positions.shape[0] >= 2
-            np.testing.assert_array_equal(g.positions[0], tr.traj[0, 0])  # starts from the start position
+            np.testing.assert_array_equal(g.positions[0], shard.traj[0, 0])  # starts from the start position
             # consecutive positions: s_{t+1} is the flip of a legal afterstate of s_t for some roll
             t = int(np.random.default_rng(0).integers(g.positions.shape[0] - 1))
             s, s1 = g.positions[t], g.positions[t + 1]
@@ -95,6 +97,7 @@ def test_selfplay_games_are_legal_and_finish():
             after, _ = afterstates(np.repeat(s[None], 21, axis=0), rolls)
             assert any(np.array_equal(a[::-1], s1) for a in after)
     assert seen > 0
+    assert shard.pending_positions() == sum(g.positions.shape[0] for g in shard.pending) > 0
 
 
 def test_short_run_learns_to_beat_random_and_logs(tmp_path):
@@ -113,10 +116,14 @@ def test_short_run_learns_to_beat_random_and_logs(tmp_path):
     assert rep.ppg > 0.8, rep.table()  # an untrained net scores about +0.5 against random
 
 
-def test_resume_is_exact(tmp_path):
-    """N games in one go == N/2 games, resume, N/2 more: identical weights, optimiser and generator."""
-    full = train(tiny(games=40), str(tmp_path / "full"), progress=False, tensorboard=False, evaluate=False)
-    half = train(tiny(games=20), str(tmp_path / "half"), progress=False, tensorboard=False, evaluate=False)
+@pytest.mark.parametrize("workers", [1, 2])
+def test_resume_is_exact(tmp_path, workers):
+    """N games in one go == N/2 games, resume, N/2 more: identical weights, optimiser and generators (with one
+    process, and with a worker process whose games are saved and restored through it)."""
+    full = train(tiny(games=40, workers=workers), str(tmp_path / "full"), progress=False, tensorboard=False,
+                 evaluate=False)
+    half = train(tiny(games=20, workers=workers), str(tmp_path / "half"), progress=False, tensorboard=False,
+                 evaluate=False)
     assert 20 <= half.games < 40
     rest = train(None, str(tmp_path / "half"), resume=True, overrides={"games": 40}, progress=False,
                  tensorboard=False, evaluate=False)
@@ -124,7 +131,12 @@ def test_resume_is_exact(tmp_path):
     a, b = read_checkpoint(full.last_path), read_checkpoint(rest.last_path)
     for k, v in a["net"]["state_dict"].items():
         assert torch.equal(v, b["net"]["state_dict"][k]), k
-    assert a["trainer"]["rng"] == b["trainer"]["rng"]
+    assert len(a["trainer"]["shards"]) == workers
+    for sa, sb in zip(a["trainer"]["shards"], b["trainer"]["shards"]):
+        assert sa["rng"] == sb["rng"]
+        assert torch.equal(sa["boards"], sb["boards"]) and torch.equal(sa["lengths"], sb["lengths"])
+        live = torch.arange(sa["traj"].shape[1])[None, :] < sa["lengths"][:, None]  # the games' positions so far
+        assert torch.equal(sa["traj"][live], sb["traj"][live])
     assert a["trainer"]["steps"] == b["trainer"]["steps"]
     sa, sb = a["trainer"]["optimizer"]["state"], b["trainer"]["optimizer"]["state"]
     for k in sa:
@@ -134,16 +146,43 @@ def test_resume_is_exact(tmp_path):
     assert any(not torch.equal(fresh[k], v) for k, v in a["net"]["state_dict"].items())
 
 
-def test_two_selfplay_threads_play_the_same_games():
-    a = SelfPlayTrainer(tiny(parallel_games=32, threads=1))
-    b = SelfPlayTrainer(tiny(parallel_games=32, threads=2))
-    for _ in range(120):
-        a.step()
-        b.step()
-    assert a.games == b.games > 0
-    np.testing.assert_array_equal(a.boards, b.boards)
-    for x, y in zip(a.net.parameters(), b.net.parameters()):
-        assert torch.equal(x, y)
+def test_worker_processes_play_the_same_games_as_one_process():
+    """Two shards in two processes == the same two shards in one process: same games, same weights."""
+    with SelfPlayTrainer(tiny(parallel_games=32, workers=2)) as a:
+        b = SelfPlayTrainer(tiny(parallel_games=32, workers=2), processes=False)
+        assert len(a._remote) == 1 and not b._remote
+        for _ in range(120):
+            fa, sa = a.step()
+            fb, sb = b.step()
+            assert fa == fb
+            assert (sa is None) == (sb is None) and (sa is None or sa.loss == sb.loss)
+        assert a.games == b.games > 0 and a.updates == b.updates > 0
+        for x, y in zip(a.net.parameters(), b.net.parameters()):
+            assert torch.equal(x, y)
+        sa, sb = a.state_dict(), b.state_dict()
+        for ka, kb in zip(sa["shards"], sb["shards"]):
+            assert ka["rng"] == kb["rng"]
+            assert torch.equal(ka["boards"], kb["boards"]) and torch.equal(ka["traj"], kb["traj"])
+
+
+def test_one_update_over_all_shards_equals_one_over_all_games():
+    """The shards' summed gradients / positions == the gradient of the mean loss over all their games."""
+    from bgai.train.td import lambda_returns, terminal_targets
+
+    tr = SelfPlayTrainer(tiny(parallel_games=32, workers=3), processes=False)
+    while sum(s.pending_positions() for s in tr.shards) < 200 or not all(s.pending for s in tr.shards):
+        tr.play_step()
+    games = [g for s in tr.shards for g in s.pending]
+    lengths = np.array([g.positions.shape[0] for g in games])
+    x = torch.from_numpy(tr.encoder(np.concatenate([g.positions for g in games])))
+    v = tr.net(x)
+    tgt = lambda_returns(v.detach().numpy(), lengths, terminal_targets(np.array([g.points for g in games])), 0.7)
+    loss = 0.5 * ((v - torch.from_numpy(tgt)) ** 2).sum(dim=1).mean()
+    want = torch.autograd.grad(loss, list(tr.net.parameters()))
+    parts = [s.gradient(0.7) for s in tr.shards]
+    got = sum(p.grad for p in parts) / sum(p.positions for p in parts)
+    np.testing.assert_allclose(got, torch.cat([w.reshape(-1) for w in want]).numpy(), rtol=1e-4, atol=1e-7)
+    assert sum(p.positions for p in parts) == lengths.sum() and not any(s.pending for s in tr.shards)
 
 
 def test_interrupt_leaves_loadable_checkpoint(tmp_path):

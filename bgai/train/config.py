@@ -72,9 +72,10 @@ class TrainConfig:
     evaluation)."""
     log_every: int = 1_000
     """Games between tensorboard scalar logs."""
-    threads: int = 1
-    """Self-play worker threads: the parallel games are split between them for move generation, encoding and
-    the network (numpy, BLAS and torch themselves run one thread each).  1 leaves the other cores free."""
+    workers: int = 1
+    """Self-play processes: the parallel games are split between this process and ``workers - 1`` worker
+    processes (move generation, encoding, the network and the gradients of their games), each single-threaded;
+    set it to the number of cores.  A run's games depend on it, so a run resumes with the same value."""
 
     def __post_init__(self) -> None:
         self.validate()
@@ -117,12 +118,16 @@ class TrainConfig:
         for k in ("lr", "lr_end"):
             if not getattr(self, k) > 0:
                 raise ConfigError(f"config key {k!r} must be > 0, got {getattr(self, k)}")
-        for k in ("games", "parallel_games", "eval_games", "min_update_states", "threads", "log_every"):
+        for k in ("games", "parallel_games", "eval_games", "min_update_states", "workers", "log_every"):
             if getattr(self, k) < 1:
                 raise ConfigError(f"config key {k!r} must be >= 1, got {getattr(self, k)}")
         for k in ("eval_every", "checkpoint_every", "lam_decay_games", "lr_decay_games", "seed", "eval_seed"):
             if getattr(self, k) < 0:
                 raise ConfigError(f"config key {k!r} must be >= 0, got {getattr(self, k)}")
+        if self.workers > self.parallel_games:
+            raise ConfigError(
+                f"config key 'workers' ({self.workers}) must not exceed 'parallel_games' ({self.parallel_games})"
+            )
         if self.eval_games % 2:
             raise ConfigError(f"config key 'eval_games' must be even (duplicate-dice pairs), got {self.eval_games}")
 
@@ -141,6 +146,8 @@ class TrainConfig:
             raise ConfigError(f"a config must be a mapping of keys to values, got {type(data).__name__}")
         known = {f.name for f in fields(cls)}
         for k in data:
+            if k == "threads":
+                raise ConfigError("config key 'threads' was replaced by 'workers' (self-play processes)")
             if k not in known:
                 raise ConfigError(f"unknown config key {k!r}; known keys: {', '.join(sorted(known))}")
         try:

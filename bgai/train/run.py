@@ -36,7 +36,7 @@ from bgai.errors import CheckpointError, ConfigError
 from bgai.train.checkpoint import build_checkpoint, net_from_checkpoint, read_checkpoint, save_checkpoint
 from bgai.train.config import TrainConfig
 from bgai.train.td import SelfPlayTrainer
-from bgai.train.threads import limit_threads
+from bgai.threads import limit_threads
 
 
 @dataclass
@@ -139,12 +139,17 @@ def train(
         if "trainer" not in ckpt:
             raise CheckpointError(f"{last_path!r} is a model checkpoint without training state; cannot resume")
         data = dict(ckpt["config"])
+        data.pop("threads", None)  # written by bgai before 'workers'; such a state is refused below, with reason
         data.update(overrides or {})
         config = TrainConfig.from_dict(data)
         net, _ = net_from_checkpoint(ckpt, last_path)
         net.train()
         trainer = SelfPlayTrainer(config, net=net)
-        trainer.load_state_dict(ckpt["trainer"])
+        try:
+            trainer.load_state_dict(ckpt["trainer"])
+        except BaseException:
+            trainer.close()
+            raise
         evals = list(ckpt.get("evals", []))
     else:
         if config is None:
@@ -152,125 +157,128 @@ def train(
         if os.path.exists(last_path):
             raise ConfigError(f"{out_dir!r} already holds a run (last.pt); use --resume or another --out")
         trainer = SelfPlayTrainer(config)
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "config.yaml"), "w", encoding="utf-8") as fh:
-        yaml.safe_dump(config.to_dict(), fh, sort_keys=False)
-    limit_threads(1)  # self-play threads are config.threads; each kernel runs single-threaded
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        with open(os.path.join(out_dir, "config.yaml"), "w", encoding="utf-8") as fh:
+            yaml.safe_dump(config.to_dict(), fh, sort_keys=False)
+        limit_threads(1)  # self-play processes are config.workers; each kernel runs single-threaded
 
-    writer = None
-    if tensorboard:
-        from torch.utils.tensorboard import SummaryWriter
+        writer = None
+        if tensorboard:
+            from torch.utils.tensorboard import SummaryWriter
 
-        writer = SummaryWriter(out_dir)
-    bar = None
-    if progress:
-        from tqdm import tqdm
+            writer = SummaryWriter(out_dir)
+        bar = None
+        if progress:
+            from tqdm import tqdm
 
-        bar = tqdm(total=config.games, initial=min(trainer.games, config.games), unit="game", dynamic_ncols=True)
+            bar = tqdm(total=config.games, initial=min(trainer.games, config.games), unit="game", dynamic_ncols=True)
 
-    best_ppg = max((e["ppg"] for e in evals), default=-math.inf)
+        best_ppg = max((e["ppg"] for e in evals), default=-math.inf)
 
-    def save(path: str, with_trainer: bool) -> None:
-        ckpt = build_checkpoint(
-            trainer.net,
-            trainer.encoder,
-            config.to_dict(),
-            trainer.games,
-            evals,
-            trainer.state_dict() if with_trainer else None,
-        )
-        save_checkpoint(ckpt, path)
+        def save(path: str, with_trainer: bool) -> None:
+            ckpt = build_checkpoint(
+                trainer.net,
+                trainer.encoder,
+                config.to_dict(),
+                trainer.games,
+                evals,
+                trainer.state_dict() if with_trainer else None,
+            )
+            save_checkpoint(ckpt, path)
 
-    def run_eval() -> None:
-        nonlocal best_ppg
-        res = evaluate_net(trainer, config.eval_games, config.eval_seed)
-        evals.append(res)
-        save(os.path.join(out_dir, "snapshots", f"model-{trainer.games:09d}.pt"), with_trainer=False)
-        with open(os.path.join(out_dir, "evals.jsonl"), "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(res) + "\n")
-        if writer is not None:
-            writer.add_scalar("eval/ppg_vs_pubeval", res["ppg"], trainer.games)
-            writer.add_scalar("eval/ppg_ci95_low", res["ppg"] - res["ci95"], trainer.games)
-            writer.add_scalar("eval/ppg_ci95_high", res["ppg"] + res["ci95"], trainer.games)
-            writer.add_scalar("eval/win_rate", res["win"], trainer.games)
-            writer.flush()
-        if res["ppg"] > best_ppg:
-            best_ppg = res["ppg"]
-            save(best_path, with_trainer=False)
-
-    # accumulators for the scalar logs
-    acc = {"games": 0, "plies": 0, "gammons": 0, "bgs": 0, "loss": 0.0, "loss_n": 0, "t0": time.perf_counter(), "g0": trainer.games}
-    next_log = (trainer.games // config.log_every + 1) * config.log_every
-    next_eval = (trainer.games // config.eval_every + 1) * config.eval_every if config.eval_every else math.inf
-    next_ckpt = (trainer.games // config.checkpoint_every + 1) * config.checkpoint_every if config.checkpoint_every else math.inf
-    last_eval_text = ""
-    t_start = time.perf_counter()
-    interrupted = False
-    with _StopFlag() as flag:
-        try:
-            while trainer.games < config.games:
-                if flag.stop:
-                    interrupted = True
-                    break
-                finished, stats = trainer.step()
-                if on_step is not None:
-                    on_step(trainer)
-                for g in finished:
-                    acc["games"] += 1
-                    acc["plies"] += g.positions.shape[0]
-                    acc["gammons"] += g.points >= 2
-                    acc["bgs"] += g.points >= 3
-                if stats is not None:
-                    acc["loss"] += stats.loss * stats.positions
-                    acc["loss_n"] += stats.positions
-                if finished and bar is not None:
-                    bar.update(min(trainer.games, config.games) - bar.n)
-                if trainer.games >= next_log:
-                    next_log = (trainer.games // config.log_every + 1) * config.log_every
-                    now = time.perf_counter()
-                    gps = (trainer.games - acc["g0"]) / max(now - acc["t0"], 1e-9)
-                    if writer is not None and acc["games"]:
-                        writer.add_scalar("charts/games_per_s", gps, trainer.games)
-                        writer.add_scalar("charts/game_length_plies", acc["plies"] / acc["games"], trainer.games)
-                        writer.add_scalar("charts/selfplay_gammon_rate", acc["gammons"] / acc["games"], trainer.games)
-                        writer.add_scalar("charts/selfplay_backgammon_rate", acc["bgs"] / acc["games"], trainer.games)
-                        writer.add_scalar("charts/lr", trainer.lr(), trainer.games)
-                        writer.add_scalar("charts/lambda", trainer.lam(), trainer.games)
-                        if acc["loss_n"]:
-                            writer.add_scalar("losses/td_error", acc["loss"] / acc["loss_n"], trainer.games)
-                    if bar is not None:
-                        bar.set_postfix_str(f"{gps:.0f} games/s{last_eval_text}")
-                    acc.update(games=0, plies=0, gammons=0, bgs=0, loss=0.0, loss_n=0, t0=now, g0=trainer.games)
-                if evaluate and trainer.games >= next_eval and trainer.games < config.games:
-                    next_eval = (trainer.games // config.eval_every + 1) * config.eval_every
-                    run_eval()
-                    e = evals[-1]
-                    last_eval_text = f", vs pubeval {e['ppg']:+.3f}+-{e['ci95']:.3f}"
-                    if bar is not None:
-                        bar.set_postfix_str(f"eval{last_eval_text}")
-                    acc.update(t0=time.perf_counter(), g0=trainer.games)
-                if trainer.games >= next_ckpt:
-                    next_ckpt = (trainer.games // config.checkpoint_every + 1) * config.checkpoint_every
-                    save(last_path, with_trainer=True)
-        except KeyboardInterrupt:  # a second Ctrl-C mid-step: the last consistent checkpoint stays on disk
-            interrupted = True
-            if bar is not None:
-                bar.close()
+        def run_eval() -> None:
+            nonlocal best_ppg
+            res = evaluate_net(trainer, config.eval_games, config.eval_seed)
+            evals.append(res)
+            save(os.path.join(out_dir, "snapshots", f"model-{trainer.games:09d}.pt"), with_trainer=False)
+            with open(os.path.join(out_dir, "evals.jsonl"), "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(res) + "\n")
             if writer is not None:
-                writer.close()
-            raise
-        if not interrupted and evaluate and (not evals or evals[-1]["games_trained"] != trainer.games):
-            run_eval()
-        save(last_path, with_trainer=True)
-    if bar is not None:
-        bar.close()
-    if writer is not None:
-        writer.close()
-    return RunResult(
-        games=trainer.games,
-        interrupted=interrupted,
-        evals=evals,
-        last_path=last_path,
-        best_path=best_path if os.path.exists(best_path) else None,
-        seconds=time.perf_counter() - t_start,
-    )
+                writer.add_scalar("eval/ppg_vs_pubeval", res["ppg"], trainer.games)
+                writer.add_scalar("eval/ppg_ci95_low", res["ppg"] - res["ci95"], trainer.games)
+                writer.add_scalar("eval/ppg_ci95_high", res["ppg"] + res["ci95"], trainer.games)
+                writer.add_scalar("eval/win_rate", res["win"], trainer.games)
+                writer.flush()
+            if res["ppg"] > best_ppg:
+                best_ppg = res["ppg"]
+                save(best_path, with_trainer=False)
+
+        # accumulators for the scalar logs
+        acc = {"games": 0, "plies": 0, "gammons": 0, "bgs": 0, "loss": 0.0, "loss_n": 0, "t0": time.perf_counter(), "g0": trainer.games}
+        next_log = (trainer.games // config.log_every + 1) * config.log_every
+        next_eval = (trainer.games // config.eval_every + 1) * config.eval_every if config.eval_every else math.inf
+        next_ckpt = (trainer.games // config.checkpoint_every + 1) * config.checkpoint_every if config.checkpoint_every else math.inf
+        last_eval_text = ""
+        t_start = time.perf_counter()
+        interrupted = False
+        with _StopFlag() as flag:
+            try:
+                while trainer.games < config.games:
+                    if flag.stop:
+                        interrupted = True
+                        break
+                    finished, stats = trainer.step()
+                    if on_step is not None:
+                        on_step(trainer)
+                    for g in finished:
+                        acc["games"] += 1
+                        acc["plies"] += g.plies
+                        acc["gammons"] += g.points >= 2
+                        acc["bgs"] += g.points >= 3
+                    if stats is not None:
+                        acc["loss"] += stats.loss * stats.positions
+                        acc["loss_n"] += stats.positions
+                    if finished and bar is not None:
+                        bar.update(min(trainer.games, config.games) - bar.n)
+                    if trainer.games >= next_log:
+                        next_log = (trainer.games // config.log_every + 1) * config.log_every
+                        now = time.perf_counter()
+                        gps = (trainer.games - acc["g0"]) / max(now - acc["t0"], 1e-9)
+                        if writer is not None and acc["games"]:
+                            writer.add_scalar("charts/games_per_s", gps, trainer.games)
+                            writer.add_scalar("charts/game_length_plies", acc["plies"] / acc["games"], trainer.games)
+                            writer.add_scalar("charts/selfplay_gammon_rate", acc["gammons"] / acc["games"], trainer.games)
+                            writer.add_scalar("charts/selfplay_backgammon_rate", acc["bgs"] / acc["games"], trainer.games)
+                            writer.add_scalar("charts/lr", trainer.lr(), trainer.games)
+                            writer.add_scalar("charts/lambda", trainer.lam(), trainer.games)
+                            if acc["loss_n"]:
+                                writer.add_scalar("losses/td_error", acc["loss"] / acc["loss_n"], trainer.games)
+                        if bar is not None:
+                            bar.set_postfix_str(f"{gps:.0f} games/s{last_eval_text}")
+                        acc.update(games=0, plies=0, gammons=0, bgs=0, loss=0.0, loss_n=0, t0=now, g0=trainer.games)
+                    if evaluate and trainer.games >= next_eval and trainer.games < config.games:
+                        next_eval = (trainer.games // config.eval_every + 1) * config.eval_every
+                        run_eval()
+                        e = evals[-1]
+                        last_eval_text = f", vs pubeval {e['ppg']:+.3f}+-{e['ci95']:.3f}"
+                        if bar is not None:
+                            bar.set_postfix_str(f"eval{last_eval_text}")
+                        acc.update(t0=time.perf_counter(), g0=trainer.games)
+                    if trainer.games >= next_ckpt:
+                        next_ckpt = (trainer.games // config.checkpoint_every + 1) * config.checkpoint_every
+                        save(last_path, with_trainer=True)
+            except KeyboardInterrupt:  # a second Ctrl-C mid-step: the last consistent checkpoint stays on disk
+                interrupted = True
+                if bar is not None:
+                    bar.close()
+                if writer is not None:
+                    writer.close()
+                raise
+            if not interrupted and evaluate and (not evals or evals[-1]["games_trained"] != trainer.games):
+                run_eval()
+            save(last_path, with_trainer=True)
+        if bar is not None:
+            bar.close()
+        if writer is not None:
+            writer.close()
+        return RunResult(
+            games=trainer.games,
+            interrupted=interrupted,
+            evals=evals,
+            last_path=last_path,
+            best_path=best_path if os.path.exists(best_path) else None,
+            seconds=time.perf_counter() - t_start,
+        )
+    finally:
+        trainer.close()  # stop the self-play worker processes

@@ -33,9 +33,14 @@ Learning*, 2nd ed., section 12.1-12.2); :func:`offline_trace_increments` compute
 the network, the other ``parallel_games - 1`` continue with the new weights (their earlier moves were chosen with
 older weights, as in any asynchronous self-play).
 
-Everything random comes from one ``np.random.Generator`` (dice, opening rolls, exploration), drawn in a fixed
-order per step, so a run is reproducible and can be checkpointed and resumed exactly
-(:meth:`SelfPlayTrainer.state_dict`).
+Parallel games and worker processes
+-----------------------------------
+The parallel games are split into ``config.workers`` shards (:mod:`bgai.train.selfplay`), shard 0 in the
+trainer's process and the others in worker processes, so that move generation, encoding, the network and the
+gradients use every core.  Each shard draws its dice, opening rolls and exploration from its own generator,
+seeded from the run's seed and the shard's index, in a fixed order per step; the shards' gradients are added in
+shard order.  So a run depends on the seed and the number of workers only, and can be checkpointed and resumed
+exactly (:meth:`SelfPlayTrainer.state_dict`).
 """
 
 from __future__ import annotations
@@ -45,12 +50,18 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from bgai.agents.neural import group_argmax
-from bgai.board import flip, result_kind, starting_board
-from bgai.equity import cubeless_equity, finished_probabilities, swap_perspective
+from bgai.equity import swap_perspective
 from bgai.features import Encoder, get_encoder
-from bgai.nets import FastForward, NetSpec, ValueNet
+from bgai.nets import NetSpec, ValueNet
 from bgai.train.config import TrainConfig
+from bgai.train.selfplay import (
+    GameShard,
+    GameSummary,
+    RemoteShard,
+    SelfPlayWorkerError,
+    flat_parameters,
+    shard_bounds,
+)
 
 
 # --- lambda-returns --------------------------------------------------------------------------------------------
@@ -175,14 +186,6 @@ def linear_schedule(start: float, end: float, span: int, games: int) -> float:
 # --- the trainer -----------------------------------------------------------------------------------------------
 
 @dataclass
-class FinishedGame:
-    """A finished self-play game: its positions ``(L, 2, 25)`` int8 (side on roll in row 0) and result."""
-
-    positions: np.ndarray
-    points: int
-
-
-@dataclass
 class UpdateStats:
     """What one update did: positions and games used, mean squared TD error (sum over the 5 outputs), lr, lambda."""
 
@@ -193,43 +196,79 @@ class UpdateStats:
     lam: float
 
 
+#: Version of :meth:`SelfPlayTrainer.state_dict`'s layout (2: one state per shard).
+STATE_FORMAT = 2
+
+
 class SelfPlayTrainer:
-    """Self-play TD(lambda) training state: network, optimiser, parallel games, random generator, counters.
+    """Self-play TD(lambda) training: network, optimiser, the parallel games in shards, counters.
 
     Args:
         config: the run's :class:`TrainConfig`.
         net: a network to continue from (else a fresh one initialised from ``config.seed``).
+        processes: run shards 1.. in worker processes (default); ``False`` runs every shard in this process, one
+            after the other, with the same results (tests and debugging).
 
-    The main entry point is :meth:`step` (one move in every parallel game, then an update if enough finished
-    positions are waiting); :meth:`state_dict` / :meth:`load_state_dict` capture everything needed to resume
-    exactly.
+    The ``parallel_games`` games are split into ``config.workers`` shards (:mod:`bgai.train.selfplay`), each
+    with its own random stream, so a run is determined by the seed and the number of workers.  The main entry
+    point is :meth:`step` (one move in every parallel game, then an update if enough finished positions are
+    waiting); :meth:`state_dict` / :meth:`load_state_dict` capture everything needed to resume exactly.  Call
+    :meth:`close` (or use the trainer as a context manager) to stop the worker processes.
+
+    Raises:
+        SelfPlayWorkerError: a worker process failed (from any method that talks to the workers).
     """
 
-    def __init__(self, config: TrainConfig, net: ValueNet | None = None):
+    def __init__(self, config: TrainConfig, net: ValueNet | None = None, *, processes: bool = True):
         self.config = config
         self.encoder: Encoder = get_encoder(config.encoding)
         if net is None:
             gen = torch.Generator().manual_seed(int(config.seed))
             net = ValueNet(NetSpec(self.encoder.size, tuple(config.hidden), config.activation), generator=gen)
         self.net = net
-        self.fast = FastForward(net)
-        self._pool = None  # worker threads for choose(), made on first use when config.threads > 1
         if config.optimizer == "adam":
             self.opt = torch.optim.Adam(net.parameters(), lr=config.lr)
         else:
             self.opt = torch.optim.SGD(net.parameters(), lr=config.lr)
-        self.rng = np.random.default_rng(np.random.SeedSequence(int(config.seed), spawn_key=(7,)))
-        n = config.parallel_games
-        self.boards = np.broadcast_to(starting_board(), (n, 2, 25)).copy()
-        self.first = np.ones(n, dtype=np.bool_)  # next roll is the game's opening roll (no doubles)
-        self.traj = np.zeros((n, 128, 2, 25), dtype=np.int8)
-        self.traj[:, 0] = self.boards
-        self.lengths = np.ones(n, dtype=np.int64)
-        self.pending: list[FinishedGame] = []
+        bounds = shard_bounds(config.parallel_games, config.workers)
+        self.shards: list = []
+        for k, (a, b) in enumerate(bounds):
+            if k == 0 or not processes:
+                # shards in this process play with the trainer's network itself (views, no copies)
+                self.shards.append(GameShard(config, net, k, b - a))
+            else:
+                self.shards.append(RemoteShard(config, net.spec, k, b - a))
+        self._remote = [s for s in self.shards if isinstance(s, RemoteShard)]
+        self._weights_sent = False  # the workers' copies hold the current weights
         self.games = 0  # finished games
         self.steps = 0
         self.updates = 0
         self.positions_trained = 0
+        try:
+            for s in self._remote:
+                s.wait_ready()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- life cycle --
+    def close(self) -> None:
+        """Stop the worker processes (idempotent)."""
+        for s in self._remote:
+            s.close()
+        self._remote = []
+
+    def __enter__(self) -> "SelfPlayTrainer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):  # pragma: no cover - best effort
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            pass
 
     # -- schedules --
     def lr(self) -> float:
@@ -240,182 +279,132 @@ class SelfPlayTrainer:
         c = self.config
         return linear_schedule(c.lam, c.lam_end, c.lam_decay_games, self.games)
 
-    # -- self-play --
-    def _roll(self) -> np.ndarray:
-        n = self.boards.shape[0]
-        dice = self.rng.integers(1, 7, size=(n, 2))
-        redo = self.first & (dice[:, 0] == dice[:, 1])
-        while redo.any():  # the opening roll is two different numbers
-            idx = np.flatnonzero(redo)
-            dice[idx] = self.rng.integers(1, 7, size=(idx.size, 2))
-            redo[idx] = dice[idx, 0] == dice[idx, 1]
-        return dice
+    # -- one step --
+    def _weights_for_workers(self) -> np.ndarray | None:
+        if self._weights_sent or not self._remote:
+            return None
+        self._weights_sent = True
+        return flat_parameters(self.net)
 
-    def choose(self, boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """0-ply greedy plays (with exploration): ``(next positions (N, 2, 25) with the opponent on roll,
-        mover_won (N,) bool)``.
+    def play_step(self) -> tuple[list[GameSummary], int]:
+        """One move in every parallel game, all shards at once.
 
-        With ``config.threads > 1`` the positions are split into that many contiguous chunks, chosen in worker
-        threads (numpy, OpenBLAS and torch release the GIL in their kernels) and joined in order; the random
-        draws are made here first, so the choice does not depend on the threads' timing.
+        Returns:
+            ``(summaries of the games that finished, in shard order; positions waiting for an update)``.
         """
-        n = boards.shape[0]
-        u = self.rng.random((n, 2)) if self.config.exploration > 0 else None
-        k = self.config.threads
-        if k <= 1 or n < 2 * k:
-            return self._choose_chunk(boards, dice, u)
-        if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._pool = ThreadPoolExecutor(max_workers=k, thread_name_prefix="bgai-selfplay")
-        cuts = np.linspace(0, n, k + 1).astype(np.int64)
-        jobs = [
-            self._pool.submit(self._choose_chunk, boards[a:b], dice[a:b], None if u is None else u[a:b])
-            for a, b in zip(cuts[:-1], cuts[1:])
-        ]
-        parts = [j.result() for j in jobs]
-        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
-
-    def _choose_chunk(
-        self, boards: np.ndarray, dice: np.ndarray, u: np.ndarray | None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        from bgai.movegen import afterstates
-
-        n = boards.shape[0]
-        after, src = afterstates(boards, dice, validate=False)
-        nxt = flip(after)
-        probs = self.fast(self.encoder(nxt)).astype(np.float64)  # for the opponent, on roll in nxt
-        over, exact = finished_probabilities(nxt)  # the mover bore off all: the exact result, not the net's
-        probs[over] = exact
-        equity = cubeless_equity(swap_perspective(probs))  # for the mover
-        best = group_argmax(equity, src, n)
-        if u is not None:
-            explore = np.flatnonzero(u[:, 0] < self.config.exploration)
-            if explore.size:
-                starts = np.searchsorted(src, np.arange(n), side="left")
-                counts = np.diff(np.append(starts, src.size))
-                best[explore] = starts[explore] + (u[explore, 1] * counts[explore]).astype(np.int64)
-        won = after[best, 0].sum(axis=1, dtype=np.int16) == 0
-        return nxt[best], won
-
-    def play_step(self) -> list[FinishedGame]:
-        """One move in every parallel game; finished games are returned and their slots restarted."""
-        dice = self._roll()
-        nxt, won = self.choose(self.boards, dice)
-        self.first[:] = False
-        finished: list[FinishedGame] = []
-        done = np.flatnonzero(won)
-        if done.size:
-            _, points = result_kind(nxt[done])  # the mover (row 1 of nxt) has borne off all
-            for k, i in enumerate(done):
-                finished.append(FinishedGame(self.traj[i, : self.lengths[i]].copy(), int(points[k])))
-        live = np.flatnonzero(~won)
-        if live.size:
-            if int(self.lengths[live].max()) >= self.traj.shape[1]:
-                grow = np.zeros((self.traj.shape[0], self.traj.shape[1] * 2, 2, 25), dtype=np.int8)
-                grow[:, : self.traj.shape[1]] = self.traj
-                self.traj = grow
-            self.traj[live, self.lengths[live]] = nxt[live]
-            self.lengths[live] += 1
-        self.boards = nxt
-        if done.size:
-            self.boards[done] = starting_board()
-            self.traj[done, 0] = starting_board()
-            self.lengths[done] = 1
-            self.first[done] = True
+        weights = self._weights_for_workers()
+        for s in self._remote:
+            s.send("play", weights)
+        summaries: list[GameSummary] = []
+        waiting = 0
+        for s in self.shards:
+            if isinstance(s, RemoteShard):
+                done, pending = s.receive()
+            else:
+                done = [GameSummary(g.positions.shape[0], g.points) for g in s.play_step()]
+                pending = s.pending_positions()
+            summaries.extend(done)
+            waiting += pending
         self.steps += 1
-        return finished
+        return summaries, waiting
 
-    # -- learning --
-    def update(self, games: list[FinishedGame]) -> UpdateStats:
-        """One gradient step on the lambda-return error of the positions of ``games`` (see the module docstring)."""
-        lengths = np.array([g.positions.shape[0] for g in games], dtype=np.int64)
-        positions = np.concatenate([g.positions for g in games])
-        outcomes = terminal_targets(np.array([g.points for g in games]))
+    def update(self) -> UpdateStats:
+        """One optimiser step on the lambda-return error of every waiting game's positions (module docstring):
+        the shards' gradients added in shard order, divided by the number of positions."""
         lr, lam = self.lr(), self.lam()
+        for s in self._remote:
+            s.send("grad", lam)
+        parts = [s.receive() if isinstance(s, RemoteShard) else s.gradient(lam) for s in self.shards]
+        positions = sum(p.positions for p in parts)
+        games = sum(p.games for p in parts)
+        if positions == 0:
+            return UpdateStats(0, 0, 0.0, lr, lam)
+        grad = parts[0].grad.copy()
+        for p in parts[1:]:
+            grad += p.grad
+        grad /= np.float32(positions)
+        flat = torch.from_numpy(grad)
+        off = 0
+        for prm in self.net.parameters():
+            k = prm.numel()
+            prm.grad = flat[off : off + k].view_as(prm).clone()
+            off += k
         for group in self.opt.param_groups:
             group["lr"] = lr
-        x = torch.from_numpy(self.encoder(positions))
-        v = self.net(x)
-        targets = lambda_returns(v.detach().numpy(), lengths, outcomes, lam)
-        loss = 0.5 * ((v - torch.from_numpy(targets)) ** 2).sum(dim=1).mean()
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()
         self.opt.step()
+        self._weights_sent = False
         self.updates += 1
-        self.positions_trained += int(lengths.sum())
-        return UpdateStats(int(lengths.sum()), len(games), float(loss.detach()) * 2.0, lr, lam)
+        self.positions_trained += positions
+        return UpdateStats(positions, games, sum(p.sq_error for p in parts) / positions, lr, lam)
 
-    def step(self) -> tuple[list[FinishedGame], UpdateStats | None]:
+    def step(self) -> tuple[list[GameSummary], UpdateStats | None]:
         """Play one move in every game, count the finished games, and update when enough positions wait.
 
         Returns:
-            ``(finished games of this step, update statistics or None)``.
+            ``(summaries of the games finished in this step, update statistics or None)``.
         """
-        finished = self.play_step()
+        finished, waiting = self.play_step()
         self.games += len(finished)
-        self.pending.extend(finished)
         stats = None
-        if self.pending and sum(g.positions.shape[0] for g in self.pending) >= self.config.min_update_states:
-            stats = self.update(self.pending)
-            self.pending = []
+        if waiting and waiting >= self.config.min_update_states:
+            stats = self.update()
         return finished, stats
 
     # -- checkpoint state --
     def state_dict(self) -> dict:
-        """Everything needed to resume exactly: tensors, plain ints/floats/strs and the generator's state."""
-        n = self.boards.shape[0]
-        tmax = int(self.lengths.max())
-        pend_len = [int(g.positions.shape[0]) for g in self.pending]
+        """Everything needed to resume exactly: optimiser, counters and every shard's games and generator."""
+        for s in self._remote:
+            s.send("state")
+        shards = [s.receive() if isinstance(s, RemoteShard) else s.state_dict() for s in self.shards]
         return {
+            "format": STATE_FORMAT,
             "optimizer": self.opt.state_dict(),
-            "rng": self.rng.bit_generator.state,
-            "boards": torch.from_numpy(self.boards.copy()),
-            "first": torch.from_numpy(self.first.copy()),
-            "traj": torch.from_numpy(self.traj[:, :tmax].copy()),
-            "lengths": torch.from_numpy(self.lengths.copy()),
-            "pending_positions": torch.from_numpy(
-                np.concatenate([g.positions for g in self.pending]) if self.pending else np.zeros((0, 2, 25), np.int8)
-            ),
-            "pending_lengths": pend_len,
-            "pending_points": [int(g.points) for g in self.pending],
+            "shards": shards,
             "games": int(self.games),
             "steps": int(self.steps),
             "updates": int(self.updates),
             "positions_trained": int(self.positions_trained),
-            "parallel_games": n,
+            "parallel_games": int(self.config.parallel_games),
+            "workers": int(self.config.workers),
         }
 
     def load_state_dict(self, state: dict) -> None:
-        """Restore :meth:`state_dict` output (the network's weights are loaded separately)."""
+        """Restore :meth:`state_dict` output (the network's weights are loaded separately, before this call).
+
+        Raises:
+            CheckpointError: a state of another layout, another ``parallel_games`` or ``workers``, or malformed.
+        """
         from bgai.errors import CheckpointError
 
         try:
-            if int(state["parallel_games"]) != self.config.parallel_games:
+            if state.get("format") != STATE_FORMAT:
                 raise CheckpointError(
-                    f"checkpoint was trained with parallel_games={state['parallel_games']}, config has "
-                    f"{self.config.parallel_games}; resume with the checkpoint's config"
+                    "checkpoint's training state was written by an older bgai (format "
+                    f"{state.get('format', 1)}, this bgai reads {STATE_FORMAT}); its weights load as a model, "
+                    "but the run cannot be resumed"
                 )
+            for key in ("parallel_games", "workers"):
+                if int(state[key]) != getattr(self.config, key):
+                    raise CheckpointError(
+                        f"checkpoint was trained with {key}={state[key]}, config has {getattr(self.config, key)}; "
+                        "resume with the checkpoint's value"
+                    )
             self.opt.load_state_dict(state["optimizer"])
-            self.rng.bit_generator.state = state["rng"]
-            self.boards = state["boards"].numpy().astype(np.int8).copy()
-            self.first = state["first"].numpy().astype(np.bool_).copy()
-            traj = state["traj"].numpy().astype(np.int8)
-            cap = max(128, traj.shape[1] * 2)
-            self.traj = np.zeros((traj.shape[0], cap, 2, 25), dtype=np.int8)
-            self.traj[:, : traj.shape[1]] = traj
-            self.lengths = state["lengths"].numpy().astype(np.int64).copy()
-            pos = state["pending_positions"].numpy().astype(np.int8)
-            self.pending = []
-            off = 0
-            for ln, pts in zip(state["pending_lengths"], state["pending_points"]):
-                self.pending.append(FinishedGame(pos[off : off + ln].copy(), int(pts)))
-                off += ln
+            for s, sub in zip(self.shards, state["shards"], strict=True):
+                if isinstance(s, RemoteShard):
+                    s.send("load", sub)
+                else:
+                    s.load_state_dict(sub)
+            for s in self._remote:
+                s.receive()
+            self._weights_sent = False
             self.games = int(state["games"])
             self.steps = int(state["steps"])
             self.updates = int(state["updates"])
             self.positions_trained = int(state["positions_trained"])
         except CheckpointError:
             raise
-        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        except SelfPlayWorkerError as exc:
+            raise CheckpointError(f"checkpoint's training state is malformed ({exc})") from None
+        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
             raise CheckpointError(f"checkpoint's training state is incomplete or malformed ({exc})") from None

@@ -1,0 +1,381 @@
+"""Self-play shards: a slice of the parallel games, played and learned from in one process.
+
+The trainer (:class:`bgai.train.td.SelfPlayTrainer`) splits its ``parallel_games`` games into
+``config.workers`` contiguous shards.  Each :class:`GameShard` owns its games' positions, trajectories and
+finished games waiting for the next update, and its own random generator (dice, opening rolls, exploration),
+seeded from ``(config.seed, 7, shard index)``.  Per training step a shard
+
+1. plays one move in every one of its games (:meth:`GameShard.play_step`: move generation, encoding, one
+   network call for all afterstates, 0-ply choice), and, when the trainer decides to update,
+2. returns the gradient of ``sum_t 0.5 * ||V(s_t) - G_t||^2`` over the positions of its finished games
+   (:meth:`GameShard.gradient`; ``G_t`` the lambda-returns of :func:`bgai.train.td.lambda_returns`).
+
+The trainer adds the shards' gradients in shard order, divides by the number of positions and takes one
+optimiser step, so an update is the same as one over all finished games together.  Shard 0 runs in the
+trainer's process on the trainer's network; shards 1.. run in worker processes (:class:`RemoteShard`, started
+with ``multiprocessing``'s ``spawn`` method, one thread each) on copies of the network whose weights the
+trainer sends with every step after an update.  Every message is answered before the trainer goes on, and all
+random draws are the shards' own, so a run depends on the seed and the number of workers, never on timing.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import signal
+import traceback
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from bgai.board import flip, result_kind, starting_board
+from bgai.equity import cubeless_equity, finished_probabilities, swap_perspective
+from bgai.features import get_encoder
+from bgai.nets import FastForward, NetSpec, ValueNet
+
+__all__ = ["FinishedGame", "GameSummary", "ShardGradient", "GameShard", "RemoteShard", "SelfPlayWorkerError",
+           "flat_parameters", "set_flat_parameters"]
+
+
+class SelfPlayWorkerError(RuntimeError):
+    """A self-play worker process failed or stopped unexpectedly (the message names the worker and the cause)."""
+
+
+@dataclass
+class FinishedGame:
+    """A finished self-play game: its positions ``(L, 2, 25)`` int8 (side on roll in row 0, in play order) and
+    the winner's result kind ``points`` (1 single, 2 gammon, 3 backgammon)."""
+
+    positions: np.ndarray
+    points: int
+
+
+@dataclass(frozen=True)
+class GameSummary:
+    """What the trainer reports of a finished game: its length in plies (positions on roll) and result kind."""
+
+    plies: int
+    points: int
+
+
+@dataclass
+class ShardGradient:
+    """A shard's contribution to an update.
+
+    ``grad``: ``(P,)`` float32, the gradient of ``sum 0.5 * ||V - G||^2`` over ``positions`` positions, in
+    :func:`flat_parameters` order; ``sq_error``: the summed squared TD error (over positions and the 5 outputs);
+    ``games``: finished games used.
+    """
+
+    grad: np.ndarray
+    sq_error: float
+    positions: int
+    games: int
+
+
+def flat_parameters(net: torch.nn.Module) -> np.ndarray:
+    """All parameters of ``net`` as one ``(P,)`` float32 vector (``net.parameters()`` order, each flattened)."""
+    return torch.cat([p.detach().reshape(-1) for p in net.parameters()]).numpy()
+
+
+def set_flat_parameters(net: torch.nn.Module, flat: np.ndarray) -> None:
+    """Copy a :func:`flat_parameters` vector into ``net``'s parameters, in place (views of them stay valid)."""
+    src = torch.from_numpy(np.asarray(flat, dtype=np.float32))
+    off = 0
+    with torch.no_grad():
+        for p in net.parameters():
+            k = p.numel()
+            p.copy_(src[off : off + k].view_as(p))
+            off += k
+    if off != src.numel():
+        raise ValueError(f"parameter vector has {src.numel()} values, the network {off}")
+
+
+def shard_bounds(parallel_games: int, shards: int) -> list[tuple[int, int]]:
+    """Contiguous ``[start, stop)`` game ranges of ``shards`` shards of ``parallel_games`` games (sizes differ
+    by at most one)."""
+    cuts = np.linspace(0, parallel_games, shards + 1).astype(np.int64)
+    return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+class GameShard:
+    """``n_games`` self-play games with their own random generator, played and learned from in this process.
+
+    Args:
+        config: the run's :class:`~bgai.train.config.TrainConfig` (encoding, exploration, seed).
+        net: the network that chooses the plays and whose gradient :meth:`gradient` returns (not copied).
+        index: the shard's index (its random stream is ``SeedSequence(config.seed, spawn_key=(7, index))``).
+        n_games: number of parallel games.
+    """
+
+    def __init__(self, config, net: ValueNet, index: int, n_games: int):
+        self.config = config
+        self.index = int(index)
+        self.encoder = get_encoder(config.encoding)
+        self.net = net
+        self.fast = FastForward(net)
+        self.rng = np.random.default_rng(np.random.SeedSequence(int(config.seed), spawn_key=(7, self.index)))
+        n = int(n_games)
+        self.boards = np.broadcast_to(starting_board(), (n, 2, 25)).copy()
+        self.first = np.ones(n, dtype=np.bool_)  # next roll is the game's opening roll (no doubles)
+        self.traj = np.zeros((n, 128, 2, 25), dtype=np.int8)
+        self.traj[:, 0] = self.boards
+        self.lengths = np.ones(n, dtype=np.int64)
+        self.pending: list[FinishedGame] = []
+
+    # -- self-play --
+    def _roll(self) -> np.ndarray:
+        n = self.boards.shape[0]
+        dice = self.rng.integers(1, 7, size=(n, 2))
+        redo = self.first & (dice[:, 0] == dice[:, 1])
+        while redo.any():  # the opening roll is two different numbers
+            idx = np.flatnonzero(redo)
+            dice[idx] = self.rng.integers(1, 7, size=(idx.size, 2))
+            redo[idx] = dice[idx, 0] == dice[idx, 1]
+        return dice
+
+    def choose(self, boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """0-ply greedy plays, with probability ``config.exploration`` a uniformly random legal play instead.
+
+        Args:
+            boards: ``(N, 2, 25)`` int8, side on roll in row 0.
+            dice: ``(N, 2)`` int.
+
+        Returns:
+            ``(next positions (N, 2, 25) int8 with the opponent on roll, mover_won (N,) bool)``.
+        """
+        from bgai.agents.neural import group_argmax
+        from bgai.movegen import afterstates
+
+        n = boards.shape[0]
+        u = self.rng.random((n, 2)) if self.config.exploration > 0 else None
+        after, src = afterstates(boards, dice, validate=False)
+        nxt = flip(after)
+        probs = self.fast(self.encoder(nxt)).astype(np.float64)  # for the opponent, on roll in nxt
+        over, exact = finished_probabilities(nxt)  # the mover bore off all: the exact result, not the net's
+        probs[over] = exact
+        equity = cubeless_equity(swap_perspective(probs))  # for the mover
+        best = group_argmax(equity, src, n)
+        if u is not None:
+            explore = np.flatnonzero(u[:, 0] < self.config.exploration)
+            if explore.size:
+                starts = np.searchsorted(src, np.arange(n), side="left")
+                counts = np.diff(np.append(starts, src.size))
+                best[explore] = starts[explore] + (u[explore, 1] * counts[explore]).astype(np.int64)
+        won = after[best, 0].sum(axis=1, dtype=np.int16) == 0
+        return nxt[best], won
+
+    def play_step(self) -> list[FinishedGame]:
+        """One move in every game; finished games are kept for the next :meth:`gradient`, returned, and their
+        slots restarted from the starting position."""
+        dice = self._roll()
+        nxt, won = self.choose(self.boards, dice)
+        self.first[:] = False
+        finished: list[FinishedGame] = []
+        done = np.flatnonzero(won)
+        if done.size:
+            _, points = result_kind(nxt[done])  # the mover (row 1 of nxt) has borne off all
+            for k, i in enumerate(done):
+                finished.append(FinishedGame(self.traj[i, : self.lengths[i]].copy(), int(points[k])))
+        live = np.flatnonzero(~won)
+        if live.size:
+            if int(self.lengths[live].max()) >= self.traj.shape[1]:
+                grow = np.zeros((self.traj.shape[0], self.traj.shape[1] * 2, 2, 25), dtype=np.int8)
+                grow[:, : self.traj.shape[1]] = self.traj
+                self.traj = grow
+            self.traj[live, self.lengths[live]] = nxt[live]
+            self.lengths[live] += 1
+        self.boards = nxt
+        if done.size:
+            self.boards[done] = starting_board()
+            self.traj[done, 0] = starting_board()
+            self.lengths[done] = 1
+            self.first[done] = True
+        self.pending.extend(finished)
+        return finished
+
+    def pending_positions(self) -> int:
+        """Positions of the finished games waiting for the next update."""
+        return sum(g.positions.shape[0] for g in self.pending)
+
+    # -- learning --
+    def gradient(self, lam: float) -> ShardGradient:
+        """Gradient of ``sum_t 0.5 * ||V(s_t) - G_t||^2`` over the waiting games' positions (lambda-returns
+        ``G_t`` with ``lam``, targets held constant), computed with the network's current weights; the waiting
+        games are then dropped."""
+        from bgai.train.td import lambda_returns, terminal_targets
+
+        params = list(self.net.parameters())
+        games, self.pending = self.pending, []
+        if not games:
+            zero = np.zeros(sum(p.numel() for p in params), dtype=np.float32)
+            return ShardGradient(zero, 0.0, 0, 0)
+        lengths = np.array([g.positions.shape[0] for g in games], dtype=np.int64)
+        positions = np.concatenate([g.positions for g in games])
+        outcomes = terminal_targets(np.array([g.points for g in games]))
+        x = torch.from_numpy(self.encoder(positions))
+        v = self.net(x)
+        targets = lambda_returns(v.detach().numpy(), lengths, outcomes, lam)
+        sq = ((v - torch.from_numpy(targets)) ** 2).sum()
+        grads = torch.autograd.grad(0.5 * sq, params)
+        flat = torch.cat([g.reshape(-1) for g in grads]).numpy()
+        return ShardGradient(flat, float(sq.detach()), int(lengths.sum()), len(games))
+
+    # -- checkpoint state --
+    def state_dict(self) -> dict:
+        """The shard's games, waiting games and generator state (tensors, ints, lists, the generator's dict)."""
+        tmax = int(self.lengths.max())
+        return {
+            "rng": self.rng.bit_generator.state,
+            "boards": torch.from_numpy(self.boards.copy()),
+            "first": torch.from_numpy(self.first.copy()),
+            "traj": torch.from_numpy(self.traj[:, :tmax].copy()),
+            "lengths": torch.from_numpy(self.lengths.copy()),
+            "pending_positions": torch.from_numpy(
+                np.concatenate([g.positions for g in self.pending]) if self.pending else np.zeros((0, 2, 25), np.int8)
+            ),
+            "pending_lengths": [int(g.positions.shape[0]) for g in self.pending],
+            "pending_points": [int(g.points) for g in self.pending],
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore :meth:`state_dict` output.
+
+        Raises:
+            KeyError, TypeError, ValueError: malformed state (the trainer turns them into a CheckpointError).
+        """
+        boards = state["boards"].numpy().astype(np.int8).copy()
+        if boards.shape != self.boards.shape:
+            raise ValueError(f"shard {self.index} holds {boards.shape[0]} games, expected {self.boards.shape[0]}")
+        self.rng.bit_generator.state = state["rng"]
+        self.boards = boards
+        self.first = state["first"].numpy().astype(np.bool_).copy()
+        traj = state["traj"].numpy().astype(np.int8)
+        cap = max(128, traj.shape[1] * 2)
+        self.traj = np.zeros((traj.shape[0], cap, 2, 25), dtype=np.int8)
+        self.traj[:, : traj.shape[1]] = traj
+        self.lengths = state["lengths"].numpy().astype(np.int64).copy()
+        pos = state["pending_positions"].numpy().astype(np.int8)
+        self.pending = []
+        off = 0
+        for ln, pts in zip(state["pending_lengths"], state["pending_points"]):
+            self.pending.append(FinishedGame(pos[off : off + ln].copy(), int(pts)))
+            off += ln
+
+
+# --- worker processes ------------------------------------------------------------------------------------------
+
+def _worker_main(conn, config_dict: dict, spec_dict: dict, index: int, n_games: int) -> None:
+    """Body of a worker process: a :class:`GameShard` on its own network copy, driven by messages on ``conn``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle (it saves, then stops us)
+    try:
+        from bgai.threads import limit_threads
+        from bgai.train.config import TrainConfig
+
+        config = TrainConfig.from_dict(config_dict)
+        net = ValueNet(NetSpec.from_dict(spec_dict))
+        shard = GameShard(config, net, index, n_games)
+        limit_threads(1)
+    except BaseException:  # noqa: BLE001 - reported to the trainer
+        conn.send(("error", traceback.format_exc()))
+        return
+    conn.send(("ready", None))
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):  # the trainer is gone
+            return
+        op = msg[0]
+        try:
+            if op == "play":
+                if msg[1] is not None:
+                    set_flat_parameters(net, msg[1])
+                finished = shard.play_step()
+                reply = ([GameSummary(g.positions.shape[0], g.points) for g in finished], shard.pending_positions())
+            elif op == "grad":
+                reply = shard.gradient(msg[1])
+            elif op == "weights":
+                set_flat_parameters(net, msg[1])
+                reply = None
+            elif op == "state":
+                reply = shard.state_dict()
+            elif op == "load":
+                shard.load_state_dict(msg[1])
+                reply = None
+            elif op == "stop":
+                conn.send(("ok", None))
+                return
+            else:  # pragma: no cover - programming error
+                raise ValueError(f"unknown message {op!r}")
+        except BaseException:  # noqa: BLE001 - reported to the trainer
+            conn.send(("error", traceback.format_exc()))
+            return
+        conn.send(("ok", reply))
+
+
+class RemoteShard:
+    """A :class:`GameShard` in a worker process (``spawn``), driven by request/reply messages over a pipe.
+
+    Each request method has a ``send_*`` half and a :meth:`receive` half, so that the trainer can let all
+    workers work at once.  The process ignores SIGINT, runs torch and BLAS single-threaded, and ends with
+    :meth:`close` or when the trainer's process ends.
+
+    Raises:
+        SelfPlayWorkerError: the worker failed (its traceback is in the message) or died.
+    """
+
+    def __init__(self, config, spec: NetSpec, index: int, n_games: int):
+        ctx = mp.get_context("spawn")
+        self.index = int(index)
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(
+            target=_worker_main,
+            args=(child, config.to_dict(), spec.to_dict(), self.index, int(n_games)),
+            name=f"bgai-selfplay-{self.index}",
+            daemon=True,
+        )
+        self.proc.start()
+        child.close()
+        self._ready = False
+
+    def wait_ready(self) -> None:
+        """Wait until the worker has built its shard (raises if it could not)."""
+        if not self._ready:
+            self.receive()
+            self._ready = True
+
+    def send(self, *msg) -> None:
+        """Send one request (``('play', weights|None)``, ``('grad', lam)``, ``('weights', w)``, ``('state',)``,
+        ``('load', state)``, ``('stop',)``)."""
+        try:
+            self.conn.send(msg)
+        except (BrokenPipeError, OSError) as exc:
+            raise SelfPlayWorkerError(f"self-play worker {self.index} is gone ({exc})") from None
+
+    def receive(self):
+        """The reply to the last request."""
+        try:
+            status, payload = self.conn.recv()
+        except (EOFError, OSError):
+            self.proc.join(timeout=1.0)
+            raise SelfPlayWorkerError(
+                f"self-play worker {self.index} stopped unexpectedly (exit code {self.proc.exitcode})"
+            ) from None
+        if status == "error":
+            raise SelfPlayWorkerError(f"self-play worker {self.index} failed:\n{payload}")
+        return payload
+
+    def close(self) -> None:
+        """Stop the worker process (politely, then by force)."""
+        if self.proc.is_alive():
+            try:
+                self.conn.send(("stop",))
+                if self.conn.poll(5.0):
+                    self.conn.recv()
+            except (BrokenPipeError, EOFError, OSError):
+                pass
+            self.proc.join(timeout=5.0)
+            if self.proc.is_alive():  # pragma: no cover - a stuck worker
+                self.proc.terminate()
+                self.proc.join(timeout=5.0)
+        self.conn.close()
