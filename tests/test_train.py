@@ -251,3 +251,37 @@ def test_corrupt_and_foreign_files(tmp_path):
         read_checkpoint(bad)
     # no temporary files left behind
     assert not [f for f in os.listdir(tmp_path) if f.startswith(".tmp-")]
+
+
+def test_resume_refuses_another_worker_count_and_old_states(tmp_path):
+    out = str(tmp_path / "run")
+    train(tiny(games=8, workers=2), out, progress=False, tensorboard=False, evaluate=False)
+    with pytest.raises(CheckpointError, match="workers=2, config has 1"):
+        train(None, out, resume=True, overrides={"games": 16, "workers": 1}, progress=False, tensorboard=False,
+              evaluate=False)
+    # a training state in the layout of bgai before worker processes (one generator, no shards)
+    ckpt = read_checkpoint(os.path.join(out, "last.pt"))
+    ckpt["config"]["threads"] = 1
+    del ckpt["config"]["workers"]
+    ckpt["trainer"] = {k: v for k, v in ckpt["trainer"].items() if k not in ("format", "shards", "workers")}
+    save_checkpoint(ckpt, os.path.join(out, "last.pt"))
+    with pytest.raises(CheckpointError, match="older bgai"):
+        train(None, out, resume=True, overrides={"games": 16}, progress=False, tensorboard=False, evaluate=False)
+    with pytest.raises(ConfigError, match="'threads' was replaced by 'workers'"):
+        tiny(threads=2)
+    with pytest.raises(ConfigError, match="'workers'"):
+        tiny(workers=0)
+    with pytest.raises(ConfigError, match="must not exceed 'parallel_games'"):
+        tiny(workers=9, parallel_games=8)
+
+
+def test_a_dead_worker_is_reported_by_name():
+    from bgai.train.selfplay import SelfPlayWorkerError
+
+    with SelfPlayTrainer(tiny(parallel_games=16, workers=2)) as tr:
+        tr.step()
+        tr._remote[0].proc.kill()
+        tr._remote[0].proc.join()
+        with pytest.raises(SelfPlayWorkerError, match="worker 1 (stopped unexpectedly|is gone)"):
+            for _ in range(3):
+                tr.step()
