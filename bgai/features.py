@@ -78,21 +78,54 @@ def _tesauro_table() -> np.ndarray:
 
 
 _POINT_UNITS = _tesauro_table()
-
-
 _POINT_UNITS16 = _POINT_UNITS.copy().view(np.complex128)[:, 0]  # one 16-byte item per count: a fast gather
 
+# Batches are encoded in chunks of this many positions, so that every temporary stays small (in cache, and
+# reused by the allocator instead of fresh pages each call); only the output is as large as the batch.
+_CHUNK = 2048
 
-def _tesauro_into(b: np.ndarray, out: np.ndarray) -> None:
-    """Write the 198 Tesauro units of ``b`` ``(N, 2, 25)`` int8 into ``out[:, :198]``."""
+# Linear functions of a side's row (25 counts), one float32 matmul for all: pip count, checkers back (columns
+# 18..24), checkers not borne off, checkers on the bar.  Exact: integer sums far below 2 ** 24.
+_LINEAR = np.zeros((25, 4), dtype=np.float32)
+_LINEAR[:, 0] = np.arange(1, 26)
+_LINEAR[18:, 1] = 1.0
+_LINEAR[:, 2] = 1.0
+_LINEAR[24, 3] = 1.0
+
+
+def _tesauro_into(b: np.ndarray, out: np.ndarray, lin: np.ndarray) -> None:
+    """Write the 198 Tesauro units of a chunk ``b`` ``(n, 2, 25)`` int8 into ``out[:, :198]``.
+
+    ``lin`` ``(n, 2, 4)`` float32 is ``b @ _LINEAR`` per side.
+    """
     n = b.shape[0]
     side = out[:, :196].reshape(n, 2, 98)
-    # gather the 4 units of each point as one 16-byte item straight into the output (counts are 0..15, checked)
-    np.take(_POINT_UNITS16, b[:, :, :24], out=side[:, :, :96].view(np.complex128), mode="wrap")
-    side[:, :, 96] = b[:, :, 24] * np.float32(0.5)
-    side[:, :, 97] = (15 - b.sum(axis=2, dtype=np.int16)) * np.float32(1.0 / 15.0)
+    # gather the 4 units of each point as one 16-byte item (counts are 0..15, checked) into a contiguous
+    # temporary (take into the strided output would copy that in and out), then one copy into place
+    pts = np.take(_POINT_UNITS16, b[:, :, :24], mode="wrap")
+    side[:, :, :96] = pts.view(np.float32).reshape(n, 2, 96)
+    for s in (0, 1):  # one side at a time: numpy loops innermost over a length-2 axis slowly
+        np.multiply(lin[:, s, 3], np.float32(0.5), out=side[:, s, 96])
+        np.subtract(np.float32(15.0), lin[:, s, 2], out=side[:, s, 97])
+        side[:, s, 97] *= np.float32(1.0 / 15.0)
     out[:, 196] = 1.0
     out[:, 197] = 0.0
+
+
+def _encode(boards: np.ndarray, size: int) -> np.ndarray:
+    """``tesauro198`` (``size`` 198) or ``extended`` (219) of a batch, a chunk at a time."""
+    b = as_batch(boards)
+    _check_counts(b)
+    n = b.shape[0]
+    out = np.empty((n, size), dtype=np.float32)
+    for lo in range(0, n, _CHUNK):
+        bc, oc = b[lo : lo + _CHUNK], out[lo : lo + _CHUNK]
+        m = bc.shape[0]
+        lin = (bc.reshape(2 * m, 25).astype(np.float32) @ _LINEAR).reshape(m, 2, 4)
+        _tesauro_into(bc, oc, lin)
+        if size > 198:
+            _expert_into(bc, oc, lin)
+    return out
 
 
 def tesauro198(boards: np.ndarray) -> np.ndarray:
@@ -107,11 +140,7 @@ def tesauro198(boards: np.ndarray) -> np.ndarray:
     Raises:
         InvalidPositionError: wrong shape or values.
     """
-    b = as_batch(boards)
-    _check_counts(b)
-    out = np.empty((b.shape[0], 198), dtype=np.float32)
-    _tesauro_into(b, out)
-    return out
+    return _encode(boards, 198)
 
 
 # --- expert features ---------------------------------------------------------------------------------------
@@ -137,23 +166,6 @@ def escape_table() -> np.ndarray:
 _ESCAPES = escape_table()
 
 
-def _shot_matrix() -> np.ndarray:
-    """``(36, 24)`` float32: row ``r`` (one of the 36 rolls) has 1 at each distance (1..24) it can hit at.
-
-    A non-double ``(a, b)`` reaches ``a``, ``b``, ``a + b``; a double ``d`` reaches ``d, 2d, 3d, 4d``.  Blocks
-    on the way are ignored (an approximation, as the module docstring says).
-    """
-    m = np.zeros((36, 24), dtype=np.float32)
-    r = 0
-    for a in range(1, 7):
-        for b in range(1, 7):
-            dists = {a, b, a + b} if a != b else {a, 2 * a, 3 * a, 4 * a}
-            for d in dists:
-                m[r, d - 1] = 1.0
-            r += 1
-    return m
-
-
 def _roll_hit_tables() -> tuple[np.ndarray, np.ndarray]:
     """Which of the 36 rolls reach a set of distances: two ``(4096,)`` int64 tables of 36-bit roll masks.
 
@@ -177,70 +189,145 @@ def _roll_hit_tables() -> tuple[np.ndarray, np.ndarray]:
 
 
 _ROLLS_LOW, _ROLLS_HIGH = _roll_hit_tables()
-_PIP_W = np.arange(1, 26, dtype=np.float32)
 _MAX_PRIME = 8  # primes longer than this count as 8
-_SHIFT_D = np.arange(24, dtype=np.int64)  # distance d = shift + 1
-_ESC_COLS = np.arange(12, 25, dtype=np.int64)  # me's columns 12..24 (points 13..24 and the bar)
-_ESC_SHIFT = 24 - _ESC_COLS
 
 
-def _bits(mask: np.ndarray) -> np.ndarray:
-    """``(..., 32)`` bool (columns 25..31 False) -> ``(...)`` int64 with bit ``c`` set where column ``c`` is True."""
-    packed = np.packbits(mask, axis=-1, bitorder="little")  # (..., 4) uint8
-    return packed.view("<u4")[..., 0].astype(np.int64)
+def _run_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Three ``(4096,)`` int8 tables over 12-bit sets: the longest run of set bits, the run ending at the top
+    (bit 11) and the run starting at the bottom (bit 0); the longest run of a 24-bit set with halves ``lo``,
+    ``hi`` is ``max(run[lo], run[hi], top[lo] + bottom[hi])``."""
+    bits = (np.arange(4096)[:, None] >> np.arange(12)[None, :]) & 1  # (4096, 12)
+    cur = np.zeros(4096, dtype=np.int64)
+    run = np.zeros(4096, dtype=np.int64)
+    for k in range(12):
+        cur = (cur + 1) * bits[:, k]
+        run = np.maximum(run, cur)
+    bottom = np.cumprod(bits, axis=1).sum(axis=1)
+    return run.astype(np.int8), cur.astype(np.int8), bottom.astype(np.int8)
 
 
-def _highest_bit(x: np.ndarray) -> np.ndarray:
-    """Index of the highest set bit of non-negative int64 ``x`` (``-1`` for 0)."""
-    return np.frexp(x.astype(np.float64))[1].astype(np.int64) - 1
+_RUN, _RUN_TOP, _RUN_BOTTOM = _run_tables()
 
 
-def _side_features(
-    me: np.ndarray, opp: np.ndarray, bits: np.ndarray, rear: np.ndarray, contact: np.ndarray, out: np.ndarray
-) -> None:
-    """The 10 per-side units for the side whose row is ``me`` (``(N, 25)`` int8); ``opp`` is the other row.
+def _contain_table() -> np.ndarray:
+    """``(8 * 16384,)`` int8: the fewest escapes of checkers on three adjacent columns ``c - 2, c - 1, c``.
 
-    Both rows are in their own numbering: ``me``'s column ``c`` is ``opp``'s column ``23 - c``.  ``bits``
-    ``(N, 5)`` int64 bit masks (bit ``c`` = column ``c``): me's made points, me's occupied columns (bar
-    included), me's blots, the opponent's made points, the opponent's occupied columns *reversed* (bit ``i`` =
-    its column ``24 - i``).  ``rear`` ``(N,)`` me's rearmost column (24 = bar, -1 none); ``contact`` ``(N,)``.
+    Index ``occ << 14 | blocks``: bit ``i`` of ``occ`` when column ``c - 2 + i`` holds a checker; bit ``k``
+    of ``blocks`` when the point ``k + 1`` pips ahead of column ``c`` is made by the opponent (so a checker
+    on column ``c - 2 + i`` has the blocks ``(blocks >> (2 - i)) & 0xFFF`` ahead); 36 when no column holds one.
     """
-    n = me.shape[0]
-    made_bits, occ_bits, blot_bits, made_o, src = (bits[:, k] for k in range(5))
-    out[:, 0] = (me.astype(np.float32) @ _PIP_W) * np.float32(0.01)
-    me_pts = me[:, :24]
-    out[:, 1] = np.count_nonzero(me_pts == 1, axis=1) * np.float32(0.2)
-    out[:, 2] = np.count_nonzero(me_pts[:, :6] >= 2, axis=1) * np.float32(1.0 / 6.0)
-    # longest prime: x &= x >> 1 shortens every run of set bits by one; count the rounds some run survives
-    x = made_bits.copy()
-    best = np.zeros(n, dtype=np.float32)
-    for _ in range(_MAX_PRIME):
-        best += x != 0
-        x &= x >> 1
-    out[:, 3] = best * np.float32(1.0 / 6.0)
-    out[:, 4] = (rear + 1) * np.float32(1.0 / 25.0)
-    out[:, 5] = me[:, 18:25].sum(axis=1, dtype=np.int16) * np.float32(1.0 / 15.0)
-    # escapes: the point k + 1 pips ahead of me's column c is me's column c - 1 - k = opp column 24 - c + k,
-    # so the 12-bit block mask is (made_o >> (24 - c)) & 0xFFF (columns below 0 are open: bits above 23 are 0).
-    rear_c = np.maximum(rear, 0)
-    back_mask = (made_o >> (24 - rear_c)) & 0xFFF
-    back_esc = _ESCAPES[back_mask].astype(np.float32) * np.float32(1.0 / 36.0)
-    out[:, 6] = np.where(contact & (rear >= 0), back_esc, 1.0)
-    masks = (made_o[:, None] >> _ESC_SHIFT[None, :]) & 0xFFF  # (N, 13) for columns 12..24
-    occ_back = ((occ_bits[:, None] >> _ESC_COLS[None, :]) & 1).astype(np.bool_) & (masks != 0)
-    esc = np.where(occ_back, _ESCAPES[masks], 36)
-    out[:, 7] = 1.0 - esc.min(axis=1) * np.float32(1.0 / 36.0)
-    # shots: an opponent checker on me's column q hits a blot on me's column q + d; its bar acts as column -1.
-    # src has bit q + 1 for each such source (me's column q is opp column 23 - q, so bit i <-> opp column
-    # 24 - i, i = 0 its bar): a blot on column c is hit from distance d iff blot bit c and src bit c - d + 1.
-    hit = np.zeros((n, 32), dtype=np.bool_)
-    np.not_equal(blot_bits[:, None] & (src[:, None] << _SHIFT_D[None, :]), 0, out=hit[:, :24])
-    hm = _bits(hit)  # bit d - 1: some blot is at distance d from some source
-    rolls = _ROLLS_LOW[hm & 0xFFF] | _ROLLS_HIGH[hm >> 12]  # 36-bit set of the rolls that hit
-    out[:, 8] = np.bitwise_count(rolls) * np.float32(1.0 / 36.0)
-    # dance: the opponent's closed home-board points are its columns 0..5
-    closed = np.count_nonzero(opp[:, :6] >= 2, axis=1).astype(np.float32)
-    out[:, 9] = np.where(me[:, 24] > 0, (closed * np.float32(1.0 / 6.0)) ** 2, 0.0)
+    blocks = np.arange(16384)
+    t = np.full((8, 16384), 36, dtype=np.int8)
+    for occ in range(8):
+        for i in range(3):
+            if occ >> i & 1:
+                t[occ] = np.minimum(t[occ], _ESCAPES[(blocks >> (2 - i)) & 0xFFF])
+    return t.reshape(-1)
+
+
+_CONTAIN3 = _contain_table()
+# containment's column groups: top columns 14, 17, 20, 23 (each with the two below it) and the bar (24) alone
+_GROUP_SHIFT = np.array([10, 7, 4, 1, 0], dtype=np.int64)[:, None, None]  # 24 - top column
+_GROUP_LOW = np.array([12, 15, 18, 21, 22], dtype=np.int64)[:, None, None]  # top column - 2
+_GROUP_OCC = np.array([7, 7, 7, 7, 4], dtype=np.int64)[:, None, None]  # the bar's group: only its own column
+
+# float32 units of small integer counts, as the definitions compute them (float32 k times float32 1/d)
+_BACK_UNITS = _ESCAPES.astype(np.float32) * np.float32(1.0 / 36.0)  # 36 escapes (no block ahead) give 1.0
+_COUNT_SCALES = np.array([0.2, 1.0 / 6.0, 1.0 / 6.0, 1.0 / 25.0], dtype=np.float32)[:, None, None]  # units 1..4
+
+
+def _expert_into(b: np.ndarray, out: np.ndarray, lin: np.ndarray) -> None:
+    """Write the 21 expert units of a chunk ``b`` ``(n, 2, 25)`` int8 into ``out[:, 198:219]``.
+
+    Both sides at once, side-major: arrays ``(2, n)``, the side on roll in row 0, so a side's opponent is the
+    same array reversed.  Each side's columns are in its own numbering: its column ``c`` is the opponent's
+    column ``23 - c``.  ``lin`` ``(n, 2, 4)``: see :func:`_tesauro_into`.  (Arrays are ``(2, n)`` rather than
+    ``(n, 2)`` because numpy loops slowly over a length-2 innermost axis.)
+    """
+    n = b.shape[0]
+    f = np.empty((n, 21), dtype=np.float32)  # the units in output order, copied into place at the end
+    fv = f[:, :20].reshape(n, 2, 10).transpose(2, 1, 0)  # (10, 2, n): unit j of both sides
+    lin = lin.transpose(2, 1, 0)  # (4, 2, n)
+    # bit masks (bit c = column c): made (>= 2 checkers) and occupied (> 0) columns, by one packbits of rows
+    # padded to 32 columns
+    pad = np.zeros((2, n, 32), dtype=np.int8)
+    pad[:, :, :25] = b.transpose(1, 0, 2)
+    flags = np.empty((2, 2, n, 32), dtype=np.bool_)
+    np.greater_equal(pad, 2, out=flags[0])
+    np.greater(pad, 0, out=flags[1])
+    made, occ = np.packbits(flags.reshape(-1), bitorder="little").view("<u4").reshape(2, 2, n).astype(np.int64)
+    blot = occ ^ made  # exactly one checker: occupied, not made
+    blot &= 0xFFFFFF  # the bar is no point
+    made &= 0xFFFFFF
+    made_o, occ_o = made[::-1], occ[::-1]  # the opponent's
+    # rearmost column (24 = bar, -1 when all are off): the highest set bit of occ
+    rear = np.frexp(occ.astype(np.float64))[1]
+    rear -= 1
+    # me's column c is the opponent's 23 - c: contact when some checker of one side is behind one of the other
+    contact = rear[0] + rear[1] >= 24
+
+    np.multiply(lin[0], np.float32(0.01), out=fv[0])  # pips
+    np.multiply(lin[1], np.float32(1.0 / 15.0), out=fv[5])  # checkers back
+    # units 1..4 are counts times a constant: blots, home-board points, longest prime, rearmost point
+    count = np.empty((4, 2, n), dtype=np.int16)
+    np.bitwise_count(blot, out=count[0])
+    np.bitwise_count(made & 0x3F, out=count[1])
+    # longest prime from the runs of the two 12-bit halves of the made points
+    lo = made & 0xFFF
+    hi = made >> 12
+    best = _RUN_TOP[lo]
+    best += _RUN_BOTTOM[hi]
+    np.maximum(best, _RUN[lo], out=best)
+    np.maximum(best, _RUN[hi], out=best)
+    np.minimum(best, _MAX_PRIME, out=count[2])
+    np.add(rear, 1, out=count[3], casting="unsafe")
+    np.multiply(count, _COUNT_SCALES, out=fv[1:5])
+    # back escapes: the point k + 1 pips ahead of me's column c is me's column c - 1 - k = opp column
+    # 24 - c + k, so the 12-bit block mask is (made_o >> (24 - c)) & 0xFFF (columns below 0 are open: bits
+    # above 23 are 0).  No contact (which includes a side with no checker left): mask 0, 36 escapes, unit 1.
+    back = made_o >> (24 - rear)
+    back &= 0xFFF
+    back *= contact
+    tmp = np.empty((2, n), dtype=np.float32)
+    np.take(_BACK_UNITS, back, out=tmp, mode="wrap")
+    fv[6] = tmp
+    # containment: the fewest escapes over me's occupied columns 12..24, three columns per lookup
+    win = made_o[None] >> _GROUP_SHIFT  # (5, 2, n)
+    win &= 0x3FFF
+    occ3 = occ[None] >> _GROUP_LOW
+    occ3 &= _GROUP_OCC
+    occ3 <<= 14
+    win |= occ3
+    esc = np.take(_CONTAIN3, win, mode="wrap").min(axis=0)
+    np.multiply(esc, np.float32(1.0 / 36.0), out=tmp)
+    np.subtract(1.0, tmp, out=fv[7])
+    # shots: an opponent checker on its column j (bar 24) hits a blot on me's column c from distance
+    # c - (23 - j) = c + j - 23, i.e. bit d - 1 of occ_o >> (24 - c) = (occ_o << c) >> 24.  That is symmetric
+    # (bit d - 1 of (blot << j) >> 24), so add the shifted copies of one set for each element of the other,
+    # the smaller set, lowest element first; OR-ing the products and shifting once is the same.
+    n_blot, n_src = count[0], np.bitwise_count(occ_o)
+    x = np.where(n_blot <= n_src, blot, occ_o)
+    y = x ^ blot
+    y ^= occ_o  # the other set
+    hm = np.zeros_like(blot)
+    low = np.empty_like(blot)
+    for _ in range(int(np.minimum(n_blot, n_src).max(initial=0))):
+        np.negative(x, out=low)
+        low &= x  # the lowest element
+        x ^= low
+        low *= y
+        hm |= low
+    hm >>= 24  # bit d - 1: some blot is at distance d from some source
+    rolls = np.take(_ROLLS_LOW, hm & 0xFFF, mode="wrap")
+    hm >>= 12
+    rolls |= np.take(_ROLLS_HIGH, hm, mode="wrap")  # 36-bit set of the rolls that hit
+    np.multiply(np.bitwise_count(rolls), np.float32(1.0 / 36.0), out=fv[8])
+    # dance: the opponent's closed home-board points are its made columns 0..5; 0 when not on the bar
+    np.multiply(count[1, ::-1], np.float32(1.0 / 6.0), out=tmp)
+    np.square(tmp, out=tmp)
+    np.multiply(tmp, occ >= 1 << 24, out=fv[9])
+    f[:, 20] = ~contact
+    out[:, 198:219] = f
 
 
 def extended(boards: np.ndarray) -> np.ndarray:
@@ -255,27 +342,7 @@ def extended(boards: np.ndarray) -> np.ndarray:
     Raises:
         InvalidPositionError: wrong shape or values.
     """
-    b = as_batch(boards)
-    _check_counts(b)
-    n = b.shape[0]
-    out = np.empty((n, 219), dtype=np.float32)
-    _tesauro_into(b, out)
-    flags = np.zeros((n, 2, 4, 32), dtype=np.bool_)  # per side: made, occupied, blots, occupied reversed
-    np.greater_equal(b, 2, out=flags[:, :, 0, :25])
-    np.greater(b, 0, out=flags[:, :, 1, :25])
-    np.equal(b, 1, out=flags[:, :, 2, :25])
-    flags[:, :, 0, 24] = False  # the bar is no point
-    flags[:, :, 2, 24] = False
-    flags[:, :, 3, :25] = flags[:, :, 1, 24::-1]
-    bits = _bits(flags)  # (N, 2, 4)
-    rear = _highest_bit(bits[:, :, 1])  # (N, 2) rearmost column per side (24 = bar), -1 if none
-    # me's column c is the opponent's 23 - c: contact when some checker of one side is behind one of the other
-    contact = rear[:, 0] + rear[:, 1] >= 24
-    for s, o, cols in ((0, 1, slice(198, 208)), (1, 0, slice(208, 218))):
-        side_bits = np.stack([bits[:, s, 0], bits[:, s, 1], bits[:, s, 2], bits[:, o, 0], bits[:, o, 3]], axis=1)
-        _side_features(b[:, s], b[:, o], side_bits, rear[:, s], contact, out[:, cols])
-    out[:, 218] = ~contact
-    return out
+    return _encode(boards, 219)
 
 
 def _check_counts(b: np.ndarray) -> None:

@@ -1,0 +1,107 @@
+"""Benchmark bgai's input encoders (bgai.features) on self-play afterstates, one run.
+
+Positions: every afterstate of a few hundred moves of 512 parallel self-play games (each game plays a
+uniformly random legal move, a finished game restarts), flipped to the side on roll as training encodes them,
+shuffled with a seed and cut to each batch size.  Each encoder is called on the same fixed batch.
+
+For every batch size the script prints microseconds per position (best round and median round) of
+``tesauro198`` and ``extended``, and the ratio extended/tesauro198: Tesauro's encoding is the reference for
+scale (a gather and a copy per position; gnubg_nn has no encoder API to compare with).  With ``--old FILE``
+(a saved copy of an earlier bgai/features.py) that module's encoders are timed too, interleaved round by round
+with the current ones so that both see the same machine load, and their outputs are checked to be identical.
+
+The encoders are single-threaded numpy; other jobs on the machine change the figures, so only compare figures
+of the same run.
+
+Usage: ``python scripts/bench_features.py [--batches 1000 10000 50000] [--repeat 9] [--seed 1]
+[--old /tmp/features_old.py]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import time
+
+import numpy as np
+
+from bgai.board import flip, is_game_over, starting_board
+from bgai.features import extended, tesauro198
+from bgai.movegen import afterstates
+
+
+def selfplay_afterstates(total: int, seed: int, games: int = 512) -> np.ndarray:
+    """``total`` afterstates (side on roll in row 0) of random-move self-play, shuffled."""
+    rng = np.random.default_rng(seed)
+    boards = np.broadcast_to(starting_board(), (games, 2, 25)).copy()
+    parts, have, step = [], 0, 0
+    while have < total:
+        after, src = afterstates(boards, rng.integers(1, 7, size=(games, 2)), validate=False)
+        if step >= 10:  # leave the openings
+            parts.append(flip(after))
+            have += after.shape[0]
+        # each game plays a random one of its afterstates (src is sorted: rows of game i are a block)
+        starts = np.searchsorted(src, np.arange(games))
+        counts = np.diff(np.append(starts, src.size))
+        boards = flip(after[starts + (rng.random(games) * counts).astype(np.int64)])
+        boards[is_game_over(boards)] = starting_board()
+        step += 1
+    out = np.concatenate(parts)
+    return np.ascontiguousarray(out[rng.permutation(out.shape[0])[:total]])
+
+
+def load_module(path: str):
+    spec = importlib.util.spec_from_file_location("features_old", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["features_old"] = mod  # dataclasses look the module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def time_rounds(fns: dict, x: np.ndarray, repeat: int) -> dict[str, list[float]]:
+    """Seconds per position of each function, ``repeat`` rounds, the functions interleaved within a round."""
+    n = x.shape[0]
+    calls = max(1, 20000 // n)  # about 20,000 positions per timed block
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn(x)
+            times[name].append((time.perf_counter() - t0) / (calls * n))
+    return times
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batches", type=int, nargs="+", default=[1000, 10000, 50000])
+    ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--old", default=None, help="a saved copy of an earlier bgai/features.py to time beside")
+    args = ap.parse_args()
+
+    boards = selfplay_afterstates(max(args.batches), args.seed)
+    fns = {"tesauro198": tesauro198, "extended": extended}
+    if args.old:
+        old = load_module(args.old)
+        fns = {"old tesauro198": old.tesauro198, "tesauro198": tesauro198, "old extended": old.extended, "extended": extended}
+        for name in ("tesauro198", "extended"):
+            same = np.array_equal(getattr(old, name)(boards), fns[name](boards))
+            print(f"{name}: output identical to --old on {boards.shape[0]} positions: {same}")
+    print(f"{boards.shape[0]} self-play afterstates; us per position, best / median of {args.repeat} rounds")
+    for n in args.batches:
+        t = time_rounds(fns, boards[:n], args.repeat)
+        best = {k: min(v) * 1e6 for k, v in t.items()}
+        med = {k: float(np.median(v)) * 1e6 for k, v in t.items()}
+        cells = "  ".join(f"{k} {best[k]:.3f} / {med[k]:.3f}" for k in fns)
+        line = f"batch {n:6d}: {cells}  extended/tesauro198 {best['extended'] / best['tesauro198']:.2f}"
+        if args.old:
+            line += "  speedup tesauro198 {:.2f}x extended {:.2f}x".format(
+                best["old tesauro198"] / best["tesauro198"], best["old extended"] / best["extended"]
+            )
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
