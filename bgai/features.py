@@ -40,7 +40,8 @@ model is always fed the inputs it was trained on (:func:`check_encoding` refuses
     every checker of the opponent), else 0.  198 + 20 + 1 = 219 units.
 
 The encoders run on every afterstate of every self-play move, so they are numpy-only with fixed lookup tables
-and no Python loop over positions.
+and no Python loop over positions; a batch goes through in chunks of a few thousand positions, both sides at
+once, so that the temporaries stay in cache.
 """
 
 from __future__ import annotations
@@ -78,7 +79,18 @@ def _tesauro_table() -> np.ndarray:
 
 
 _POINT_UNITS = _tesauro_table()
-_POINT_UNITS16 = _POINT_UNITS.copy().view(np.complex128)[:, 0]  # one 16-byte item per count: a fast gather
+
+
+def _pair_table() -> np.ndarray:
+    """``(4096,)`` 32-byte items: the 8 units of two neighbouring points with ``lo`` and ``hi`` checkers at index
+    ``lo + 256 hi``, the little-endian uint16 of the two int8 counts (only ``lo <= 15`` is used)."""
+    t = np.zeros((16, 256, 8), dtype=np.float32)
+    t[:, :16, :4] = _POINT_UNITS[None, :, :]
+    t[:, :16, 4:] = _POINT_UNITS[:, None, :]
+    return t.reshape(4096, 8).view(np.dtype("V32"))[:, 0]
+
+
+_POINT_PAIRS = _pair_table()
 
 # Batches are encoded in chunks of this many positions, so that every temporary stays small (in cache, and
 # reused by the allocator instead of fresh pages each call); only the output is as large as the batch.
@@ -94,19 +106,21 @@ _LINEAR[24, 3] = 1.0
 
 
 def _tesauro_into(b: np.ndarray, out: np.ndarray, lin: np.ndarray) -> None:
-    """Write the 198 Tesauro units of a chunk ``b`` ``(n, 2, 25)`` int8 into ``out[:, :198]``.
+    """Write the 198 Tesauro units of a C-contiguous chunk ``b`` ``(n, 2, 25)`` int8 into ``out[:, :198]``.
 
-    ``lin`` ``(n, 2, 4)`` float32 is ``b @ _LINEAR`` per side.
+    ``lin`` ``(2, n, 4)`` float32: per side (side-major) ``b[:, side] @ _LINEAR``.
     """
     n = b.shape[0]
     side = out[:, :196].reshape(n, 2, 98)
-    # gather the 4 units of each point as one 16-byte item (counts are 0..15, checked) into a contiguous
-    # temporary (take into the strided output would copy that in and out), then one copy into place
-    pts = np.take(_POINT_UNITS16, b[:, :, :24], mode="wrap")
+    # gather the 8 units of each pair of points (0-1, 2-3, ..., 22-23) as one 32-byte item, indexed by the
+    # two counts read as one uint16 (counts are 0..15, checked), into a contiguous temporary (take into the
+    # strided output would copy that in and out), then one copy into place
+    pairs = np.ndarray((n, 2, 12), dtype="<u2", buffer=b, strides=(50, 25, 2))
+    pts = np.take(_POINT_PAIRS, pairs, mode="wrap")
     side[:, :, :96] = pts.view(np.float32).reshape(n, 2, 96)
     for s in (0, 1):  # one side at a time: numpy loops innermost over a length-2 axis slowly
-        np.multiply(lin[:, s, 3], np.float32(0.5), out=side[:, s, 96])
-        np.subtract(np.float32(15.0), lin[:, s, 2], out=side[:, s, 97])
+        np.multiply(lin[s, :, 3], np.float32(0.5), out=side[:, s, 96])
+        np.subtract(np.float32(15.0), lin[s, :, 2], out=side[:, s, 97])
         side[:, s, 97] *= np.float32(1.0 / 15.0)
     out[:, 196] = 1.0
     out[:, 197] = 0.0
@@ -114,17 +128,21 @@ def _tesauro_into(b: np.ndarray, out: np.ndarray, lin: np.ndarray) -> None:
 
 def _encode(boards: np.ndarray, size: int) -> np.ndarray:
     """``tesauro198`` (``size`` 198) or ``extended`` (219) of a batch, a chunk at a time."""
-    b = as_batch(boards)
+    b = np.ascontiguousarray(as_batch(boards))
     _check_counts(b)
     n = b.shape[0]
     out = np.empty((n, size), dtype=np.float32)
     for lo in range(0, n, _CHUNK):
         bc, oc = b[lo : lo + _CHUNK], out[lo : lo + _CHUNK]
         m = bc.shape[0]
-        lin = (bc.reshape(2 * m, 25).astype(np.float32) @ _LINEAR).reshape(m, 2, 4)
-        _tesauro_into(bc, oc, lin)
+        lin = np.empty((2, m, 4), dtype=np.float32)
+        for s in (0, 1):  # one matmul per side: small enough that BLAS keeps it on one thread
+            np.matmul(bc[:, s].astype(np.float32), _LINEAR, out=lin[s])
         if size > 198:
-            _expert_into(bc, oc, lin)
+            tail = _expert(bc, lin)
+        _tesauro_into(bc, oc, lin)
+        if size > 198:  # right after the rows' first units, while those cache lines are still at hand
+            oc[:, 198:] = tail
     return out
 
 
@@ -231,47 +249,70 @@ _GROUP_SHIFT = np.array([10, 7, 4, 1, 0], dtype=np.int64)[:, None, None]  # 24 -
 _GROUP_LOW = np.array([12, 15, 18, 21, 22], dtype=np.int64)[:, None, None]  # top column - 2
 _GROUP_OCC = np.array([7, 7, 7, 7, 4], dtype=np.int64)[:, None, None]  # the bar's group: only its own column
 
-# float32 units of small integer counts, as the definitions compute them (float32 k times float32 1/d)
+# Units are float32 counts times float32 constants, so they are exact products rounded once to float32 (the
+# same as the old float64 products of int64 counts, rounded to float32).
 _BACK_UNITS = _ESCAPES.astype(np.float32) * np.float32(1.0 / 36.0)  # 36 escapes (no block ahead) give 1.0
 _COUNT_SCALES = np.array([0.2, 1.0 / 6.0, 1.0 / 6.0, 1.0 / 25.0], dtype=np.float32)[:, None, None]  # units 1..4
+_FIELD_SHIFT = np.arange(8, dtype=np.uint32)
 
 
-def _expert_into(b: np.ndarray, out: np.ndarray, lin: np.ndarray) -> None:
-    """Write the 21 expert units of a chunk ``b`` ``(n, 2, 25)`` int8 into ``out[:, 198:219]``.
+def _masks(b: np.ndarray) -> np.ndarray:
+    """``(2, 2, n)`` int64 bit masks of a chunk ``b`` ``(n, 2, 25)`` int8: its made columns (>= 2 checkers) and
+    its occupied columns (> 0), per side (side-major), bit ``c`` = column ``c`` (the bar is bit 24)."""
+    n = b.shape[0]
+    m = -(-n // 4) * 4  # so that each kind's rows fill whole groups of 8 rows of 25 bits (25 bytes)
+    flags = np.empty((2, m, 2, 25), dtype=np.bool_)
+    np.greater_equal(b, 2, out=flags[0, :n])
+    np.greater(b, 0, out=flags[1, :n])
+    flags[:, n:] = False
+    packed = np.packbits(flags.reshape(-1), bitorder="little")
+    # row j of a group of 8 rows (25 bytes) starts at byte 3 j, bit j: one (unaligned) 4-byte read and a shift
+    words = np.ndarray((packed.size // 25, 8), dtype="<u4", buffer=packed, strides=(25, 3))
+    fields = words >> _FIELD_SHIFT
+    fields &= 0x1FFFFFF
+    masks = np.empty((2, 2, m), dtype=np.int64)
+    np.copyto(masks, fields.reshape(2, m, 2).transpose(0, 2, 1))
+    return masks[:, :, :n]
+
+
+def _expert(b: np.ndarray, lin: np.ndarray) -> np.ndarray:
+    """The 21 expert units ``(n, 21)`` float32 of a C-contiguous chunk ``b`` ``(n, 2, 25)`` int8.
 
     Both sides at once, side-major: arrays ``(2, n)``, the side on roll in row 0, so a side's opponent is the
     same array reversed.  Each side's columns are in its own numbering: its column ``c`` is the opponent's
-    column ``23 - c``.  ``lin`` ``(n, 2, 4)``: see :func:`_tesauro_into`.  (Arrays are ``(2, n)`` rather than
-    ``(n, 2)`` because numpy loops slowly over a length-2 innermost axis.)
+    column ``23 - c``.  ``lin`` ``(2, n, 4)``: see :func:`_tesauro_into`.  Arrays are ``(2, n)`` and the units
+    are written one side at a time because numpy loops slowly over a length-2 innermost axis.
     """
     n = b.shape[0]
-    f = np.empty((n, 21), dtype=np.float32)  # the units in output order, copied into place at the end
-    fv = f[:, :20].reshape(n, 2, 10).transpose(2, 1, 0)  # (10, 2, n): unit j of both sides
-    lin = lin.transpose(2, 1, 0)  # (4, 2, n)
-    # bit masks (bit c = column c): made (>= 2 checkers) and occupied (> 0) columns, by one packbits of rows
-    # padded to 32 columns
-    pad = np.zeros((2, n, 32), dtype=np.int8)
-    pad[:, :, :25] = b.transpose(1, 0, 2)
-    flags = np.empty((2, 2, n, 32), dtype=np.bool_)
-    np.greater_equal(pad, 2, out=flags[0])
-    np.greater(pad, 0, out=flags[1])
-    made, occ = np.packbits(flags.reshape(-1), bitorder="little").view("<u4").reshape(2, 2, n).astype(np.int64)
+    f = np.empty((n, 21), dtype=np.float32)  # the units in output order: side 0's 10, side 1's 10, race
+    fs = (f[:, 0:10], f[:, 10:20])
+    tmp = np.empty((2, n), dtype=np.float32)
+
+    def put(j: int, units: np.ndarray) -> None:  # unit j of both sides from a (2, n) array
+        fs[0][:, j] = units[0]
+        fs[1][:, j] = units[1]
+
+    made, occ = _masks(b)
     blot = occ ^ made  # exactly one checker: occupied, not made
     blot &= 0xFFFFFF  # the bar is no point
     made &= 0xFFFFFF
     made_o, occ_o = made[::-1], occ[::-1]  # the opponent's
-    # rearmost column (24 = bar, -1 when all are off): the highest set bit of occ
-    rear = np.frexp(occ.astype(np.float64))[1]
-    rear -= 1
+    # rearmost column (24 = bar, -1 when all are off): the highest set bit of occ, the float64 exponent
+    rear = occ.astype(np.float64).view(np.int64)
+    rear >>= 52
+    rear -= 1023
+    np.maximum(rear, -1, out=rear)
     # me's column c is the opponent's 23 - c: contact when some checker of one side is behind one of the other
     contact = rear[0] + rear[1] >= 24
 
-    np.multiply(lin[0], np.float32(0.01), out=fv[0])  # pips
-    np.multiply(lin[1], np.float32(1.0 / 15.0), out=fv[5])  # checkers back
+    for s in (0, 1):
+        np.multiply(lin[s, :, 0], np.float32(0.01), out=fs[s][:, 0])  # pips
+        np.multiply(lin[s, :, 1], np.float32(1.0 / 15.0), out=fs[s][:, 5])  # checkers back
     # units 1..4 are counts times a constant: blots, home-board points, longest prime, rearmost point
-    count = np.empty((4, 2, n), dtype=np.int16)
+    count = np.empty((4, 2, n), dtype=np.float32)
     np.bitwise_count(blot, out=count[0])
-    np.bitwise_count(made & 0x3F, out=count[1])
+    home = np.bitwise_count(made & 0x3F)
+    count[1] = home
     # longest prime from the runs of the two 12-bit halves of the made points
     lo = made & 0xFFF
     hi = made >> 12
@@ -280,17 +321,18 @@ def _expert_into(b: np.ndarray, out: np.ndarray, lin: np.ndarray) -> None:
     np.maximum(best, _RUN[lo], out=best)
     np.maximum(best, _RUN[hi], out=best)
     np.minimum(best, _MAX_PRIME, out=count[2])
-    np.add(rear, 1, out=count[3], casting="unsafe")
-    np.multiply(count, _COUNT_SCALES, out=fv[1:5])
+    np.add(rear, 1, out=count[3])
+    count *= _COUNT_SCALES
+    for s in (0, 1):
+        fs[s][:, 1:5] = count[:, s].T
     # back escapes: the point k + 1 pips ahead of me's column c is me's column c - 1 - k = opp column
     # 24 - c + k, so the 12-bit block mask is (made_o >> (24 - c)) & 0xFFF (columns below 0 are open: bits
     # above 23 are 0).  No contact (which includes a side with no checker left): mask 0, 36 escapes, unit 1.
     back = made_o >> (24 - rear)
     back &= 0xFFF
     back *= contact
-    tmp = np.empty((2, n), dtype=np.float32)
     np.take(_BACK_UNITS, back, out=tmp, mode="wrap")
-    fv[6] = tmp
+    put(6, tmp)
     # containment: the fewest escapes over me's occupied columns 12..24, three columns per lookup
     win = made_o[None] >> _GROUP_SHIFT  # (5, 2, n)
     win &= 0x3FFF
@@ -300,12 +342,13 @@ def _expert_into(b: np.ndarray, out: np.ndarray, lin: np.ndarray) -> None:
     win |= occ3
     esc = np.take(_CONTAIN3, win, mode="wrap").min(axis=0)
     np.multiply(esc, np.float32(1.0 / 36.0), out=tmp)
-    np.subtract(1.0, tmp, out=fv[7])
+    np.subtract(1.0, tmp, out=tmp)
+    put(7, tmp)
     # shots: an opponent checker on its column j (bar 24) hits a blot on me's column c from distance
     # c - (23 - j) = c + j - 23, i.e. bit d - 1 of occ_o >> (24 - c) = (occ_o << c) >> 24.  That is symmetric
     # (bit d - 1 of (blot << j) >> 24), so add the shifted copies of one set for each element of the other,
     # the smaller set, lowest element first; OR-ing the products and shifting once is the same.
-    n_blot, n_src = count[0], np.bitwise_count(occ_o)
+    n_blot, n_src = np.bitwise_count(blot), np.bitwise_count(occ_o)
     x = np.where(n_blot <= n_src, blot, occ_o)
     y = x ^ blot
     y ^= occ_o  # the other set
@@ -321,13 +364,15 @@ def _expert_into(b: np.ndarray, out: np.ndarray, lin: np.ndarray) -> None:
     rolls = np.take(_ROLLS_LOW, hm & 0xFFF, mode="wrap")
     hm >>= 12
     rolls |= np.take(_ROLLS_HIGH, hm, mode="wrap")  # 36-bit set of the rolls that hit
-    np.multiply(np.bitwise_count(rolls), np.float32(1.0 / 36.0), out=fv[8])
+    np.multiply(np.bitwise_count(rolls), np.float32(1.0 / 36.0), out=tmp)
+    put(8, tmp)
     # dance: the opponent's closed home-board points are its made columns 0..5; 0 when not on the bar
-    np.multiply(count[1, ::-1], np.float32(1.0 / 6.0), out=tmp)
+    np.multiply(home[::-1], np.float32(1.0 / 6.0), out=tmp)
     np.square(tmp, out=tmp)
-    np.multiply(tmp, occ >= 1 << 24, out=fv[9])
+    tmp *= occ >= 1 << 24
+    put(9, tmp)
     f[:, 20] = ~contact
-    out[:, 198:219] = f
+    return f
 
 
 def extended(boards: np.ndarray) -> np.ndarray:

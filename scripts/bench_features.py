@@ -10,10 +10,11 @@ scale (a gather and a copy per position; gnubg_nn has no encoder API to compare 
 (a saved copy of an earlier bgai/features.py) that module's encoders are timed too, interleaved round by round
 with the current ones so that both see the same machine load, and their outputs are checked to be identical.
 
-The encoders are single-threaded numpy; other jobs on the machine change the figures, so only compare figures
-of the same run.
+The clock is process CPU time by default (steadier than wall time on a shared machine; the encoders are
+single-threaded numpy), ``--wall`` for wall time.  Other jobs on the machine still change the figures, so only
+compare figures of the same run.
 
-Usage: ``python scripts/bench_features.py [--batches 1000 10000 50000] [--repeat 9] [--seed 1]
+Usage: ``python scripts/bench_features.py [--batches 1000 10000 50000] [--repeat 9] [--seed 1] [--wall]
 [--old /tmp/features_old.py]``
 """
 
@@ -59,17 +60,17 @@ def load_module(path: str):
     return mod
 
 
-def time_rounds(fns: dict, x: np.ndarray, repeat: int) -> dict[str, list[float]]:
+def time_rounds(fns: dict, x: np.ndarray, repeat: int, clock) -> dict[str, list[float]]:
     """Seconds per position of each function, ``repeat`` rounds, the functions interleaved within a round."""
     n = x.shape[0]
     calls = max(1, 20000 // n)  # about 20,000 positions per timed block
     times: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(calls):
                 fn(x)
-            times[name].append((time.perf_counter() - t0) / (calls * n))
+            times[name].append((clock() - t0) / (calls * n))
     return times
 
 
@@ -78,6 +79,7 @@ def main() -> None:
     ap.add_argument("--batches", type=int, nargs="+", default=[1000, 10000, 50000])
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--wall", action="store_true", help="time wall clock instead of process CPU time")
     ap.add_argument("--old", default=None, help="a saved copy of an earlier bgai/features.py to time beside")
     args = ap.parse_args()
 
@@ -85,13 +87,22 @@ def main() -> None:
     fns = {"tesauro198": tesauro198, "extended": extended}
     if args.old:
         old = load_module(args.old)
-        fns = {"old tesauro198": old.tesauro198, "tesauro198": tesauro198, "old extended": old.extended, "extended": extended}
+        fns = {
+            "old tesauro198": old.tesauro198,
+            "tesauro198": tesauro198,
+            "old extended": old.extended,
+            "extended": extended,
+        }
         for name in ("tesauro198", "extended"):
             same = np.array_equal(getattr(old, name)(boards), fns[name](boards))
             print(f"{name}: output identical to --old on {boards.shape[0]} positions: {same}")
-    print(f"{boards.shape[0]} self-play afterstates; us per position, best / median of {args.repeat} rounds")
+    clock = time.perf_counter if args.wall else time.process_time
+    print(
+        f"{boards.shape[0]} self-play afterstates; {'wall' if args.wall else 'CPU'} us per position, "
+        f"best / median of {args.repeat} rounds"
+    )
     for n in args.batches:
-        t = time_rounds(fns, boards[:n], args.repeat)
+        t = time_rounds(fns, boards[:n], args.repeat, clock)
         best = {k: min(v) * 1e6 for k, v in t.items()}
         med = {k: float(np.median(v)) * 1e6 for k, v in t.items()}
         cells = "  ".join(f"{k} {best[k]:.3f} / {med[k]:.3f}" for k in fns)
