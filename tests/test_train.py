@@ -171,7 +171,8 @@ def test_one_update_over_all_shards_equals_one_over_all_games():
 
     tr = SelfPlayTrainer(tiny(parallel_games=32, workers=3), processes=False)
     while sum(s.pending_positions() for s in tr.shards) < 200 or not all(s.pending for s in tr.shards):
-        tr.play_step()
+        for s in tr.shards:
+            s.play_step()
     games = [g for s in tr.shards for g in s.pending]
     lengths = np.array([g.positions.shape[0] for g in games])
     x = torch.from_numpy(tr.encoder(np.concatenate([g.positions for g in games])))

@@ -5,13 +5,15 @@ The trainer (:class:`bgai.train.td.SelfPlayTrainer`) splits its ``parallel_games
 finished games waiting for the next update, and its own random generator (dice, opening rolls, exploration),
 seeded from ``(config.seed, 7, shard index)``.  Per training step a shard
 
-1. plays one move in every one of its games (:meth:`GameShard.play_step`: move generation, encoding, one
-   network call for all afterstates, 0-ply choice), and, when the trainer decides to update,
-2. returns the gradient of ``sum_t 0.5 * ||V(s_t) - G_t||^2`` over the positions of its finished games
-   (:meth:`GameShard.gradient`; ``G_t`` the lambda-returns of :func:`bgai.train.td.lambda_returns`).
+1. when the trainer has decided to update, returns the gradient of ``sum_t 0.5 * ||V(s_t) - G_t||^2`` over
+   the positions of the games that finished in earlier steps (:meth:`GameShard.gradient`; ``G_t`` the
+   lambda-returns of :func:`bgai.train.td.lambda_returns`), then
+2. plays one move in every one of its games (:meth:`GameShard.play_step`: move generation, encoding, one
+   network call for all afterstates, 0-ply choice), both with the same weights.
 
-The trainer adds the shards' gradients in shard order, divides by the number of positions and takes one
-optimiser step, so an update is the same as one over all finished games together.  Shard 0 runs in the
+Both come in one request per step, so the processes meet once per step.  The trainer adds the shards'
+gradients in shard order, divides by the number of positions and takes one optimiser step, so an update is the
+same as one over all finished games together.  Shard 0 runs in the
 trainer's process on the trainer's network; shards 1.. run in worker processes (:class:`RemoteShard`, started
 with ``multiprocessing``'s ``spawn`` method, one thread each) on copies of the network whose weights the
 trainer sends with every step after an update.  Every message is answered before the trainer goes on, and all
@@ -287,16 +289,13 @@ def _worker_main(conn, config_dict: dict, spec_dict: dict, index: int, n_games: 
             return
         op = msg[0]
         try:
-            if op == "play":
+            if op == "step":
                 if msg[1] is not None:
                     set_flat_parameters(net, msg[1])
+                grad = shard.gradient(msg[2]) if msg[2] is not None else None
                 finished = shard.play_step()
-                reply = ([GameSummary(g.positions.shape[0], g.points) for g in finished], shard.pending_positions())
-            elif op == "grad":
-                reply = shard.gradient(msg[1])
-            elif op == "weights":
-                set_flat_parameters(net, msg[1])
-                reply = None
+                reply = (grad, [GameSummary(g.positions.shape[0], g.points) for g in finished],
+                         shard.pending_positions())
             elif op == "state":
                 reply = shard.state_dict()
             elif op == "load":
@@ -345,8 +344,8 @@ class RemoteShard:
             self._ready = True
 
     def send(self, *msg) -> None:
-        """Send one request (``('play', weights|None)``, ``('grad', lam)``, ``('weights', w)``, ``('state',)``,
-        ``('load', state)``, ``('stop',)``)."""
+        """Send one request: ``('step', weights|None, lam|None)`` (gradient of the waiting games with ``lam``
+        unless None, then one move in every game), ``('state',)``, ``('load', state)`` or ``('stop',)``."""
         try:
             self.conn.send(msg)
         except (BrokenPipeError, OSError) as exc:

@@ -109,15 +109,16 @@ def lambda_returns(values: np.ndarray, lengths: np.ndarray, outcomes: np.ndarray
     # the plain H_t = (1 - lambda) W_{t+1} + lambda H_{t+1}, H_{T-1} = z, and G_t = H_t swapped back.
     odd = (tmax - 1 - np.arange(tmax)) % 2 == 1
     grid[:, odd] = swap_perspective(grid[:, odd])
-    ret = np.empty_like(grid)
-    h = np.asarray(outcomes, dtype=np.float32).copy()
-    ret[:, tmax - 1] = h
-    lam = np.float32(lam)
-    one_minus = np.float32(1.0) - lam
-    for t in range(tmax - 2, -1, -1):
-        h *= lam
-        h += one_minus * grid[:, t + 1]
-        ret[:, t] = h
+    # Unrolled: H_t = sum_{k=t+1}^{T-1} (1 - lambda) lambda^(k-t-1) W_k + lambda^(T-1-t) z, one matrix product
+    # over all games (float64 powers, so that long games with small lambda do not underflow into denormals).
+    lam = float(lam)
+    pw = lam ** np.arange(tmax, dtype=np.float64)  # lambda^j, with 0^0 = 1
+    ahead = np.subtract.outer(np.arange(tmax), np.arange(tmax))  # t - k
+    a = np.where(ahead < 0, (1.0 - lam) * pw[np.clip(-ahead - 1, 0, tmax - 1)], 0.0)  # (tmax, tmax), row t
+    w = grid.transpose(1, 0, 2).reshape(tmax, g * 5).astype(np.float64)
+    h = (a @ w).reshape(tmax, g, 5).transpose(1, 0, 2)
+    h += pw[::-1][None, :, None] * np.asarray(outcomes, dtype=np.float64)[:, None, :]
+    ret = h.astype(np.float32)
     ret[:, odd] = swap_perspective(ret[:, odd])
     return ret[flat_game, flat_col]
 
@@ -240,6 +241,7 @@ class SelfPlayTrainer:
                 self.shards.append(RemoteShard(config, net.spec, k, b - a))
         self._remote = [s for s in self.shards if isinstance(s, RemoteShard)]
         self._weights_sent = False  # the workers' copies hold the current weights
+        self._update_due = False  # enough finished positions wait: the next step starts with an update
         self.games = 0  # finished games
         self.steps = 0
         self.updates = 0
@@ -286,35 +288,9 @@ class SelfPlayTrainer:
         self._weights_sent = True
         return flat_parameters(self.net)
 
-    def play_step(self) -> tuple[list[GameSummary], int]:
-        """One move in every parallel game, all shards at once.
-
-        Returns:
-            ``(summaries of the games that finished, in shard order; positions waiting for an update)``.
-        """
-        weights = self._weights_for_workers()
-        for s in self._remote:
-            s.send("play", weights)
-        summaries: list[GameSummary] = []
-        waiting = 0
-        for s in self.shards:
-            if isinstance(s, RemoteShard):
-                done, pending = s.receive()
-            else:
-                done = [GameSummary(g.positions.shape[0], g.points) for g in s.play_step()]
-                pending = s.pending_positions()
-            summaries.extend(done)
-            waiting += pending
-        self.steps += 1
-        return summaries, waiting
-
-    def update(self) -> UpdateStats:
-        """One optimiser step on the lambda-return error of every waiting game's positions (module docstring):
-        the shards' gradients added in shard order, divided by the number of positions."""
-        lr, lam = self.lr(), self.lam()
-        for s in self._remote:
-            s.send("grad", lam)
-        parts = [s.receive() if isinstance(s, RemoteShard) else s.gradient(lam) for s in self.shards]
+    def _apply(self, parts: list, lr: float, lam: float) -> UpdateStats:
+        """One optimiser step on the lambda-return error of the shards' waiting games (module docstring): the
+        shards' gradients added in shard order, divided by the number of positions."""
         positions = sum(p.positions for p in parts)
         games = sum(p.games for p in parts)
         if positions == 0:
@@ -338,17 +314,42 @@ class SelfPlayTrainer:
         return UpdateStats(positions, games, sum(p.sq_error for p in parts) / positions, lr, lam)
 
     def step(self) -> tuple[list[GameSummary], UpdateStats | None]:
-        """Play one move in every game, count the finished games, and update when enough positions wait.
+        """One training step: an update from the games that finished in earlier steps, when at least
+        ``min_update_states`` of their positions wait, and one move in every game, with the same weights.
+
+        Each shard computes its gradient and then plays its move, all shards at once (one request per worker per
+        step); the summed gradient then makes the update, so the next step plays with the new weights.  A game
+        that finishes in step ``t`` is learned from in step ``t + 1``.
 
         Returns:
-            ``(summaries of the games finished in this step, update statistics or None)``.
+            ``(summaries of the games finished in this step, statistics of this step's update or None)``.
         """
-        finished, waiting = self.play_step()
+        due = self._update_due
+        lr, lam = self.lr(), self.lam()
+        weights = self._weights_for_workers()
+        for s in self._remote:
+            s.send("step", weights, lam if due else None)
+        parts = []
+        finished: list[GameSummary] = []
+        waiting = 0
+        for s in self.shards:
+            if isinstance(s, RemoteShard):
+                grad, done, pending = s.receive()
+            else:
+                grad = s.gradient(lam) if due else None
+                done = [GameSummary(g.positions.shape[0], g.points) for g in s.play_step()]
+                pending = s.pending_positions()
+            parts.append(grad)
+            finished.extend(done)
+            waiting += pending
+        stats = self._apply(parts, lr, lam) if due else None
+        self.steps += 1
         self.games += len(finished)
-        stats = None
-        if waiting and waiting >= self.config.min_update_states:
-            stats = self.update()
+        self._update_due = self._due(waiting)
         return finished, stats
+
+    def _due(self, waiting: int) -> bool:
+        return waiting > 0 and waiting >= self.config.min_update_states
 
     # -- checkpoint state --
     def state_dict(self) -> dict:
@@ -398,6 +399,7 @@ class SelfPlayTrainer:
             for s in self._remote:
                 s.receive()
             self._weights_sent = False
+            self._update_due = self._due(sum(sum(int(n) for n in sub["pending_lengths"]) for sub in state["shards"]))
             self.games = int(state["games"])
             self.steps = int(state["steps"])
             self.updates = int(state["updates"])
