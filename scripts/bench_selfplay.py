@@ -43,6 +43,31 @@ def selfplay_rate(cfg, seconds: float, warmup_steps: int = 100) -> tuple[float, 
         return (tr.games - g0) / dt, (tr.positions_trained - p0) / dt
 
 
+#: Parts of a training step, by the function that does them (cumulative time; they do not overlap).
+PARTS = [
+    ("move generation", "movegen.py", "afterstates"),
+    ("encoding afterstates + positions", "features.py", "_encode"),
+    ("network forward (0-ply choice)", "nets.py", "__call__"),
+    ("gradient: forward + backward", "selfplay.py", "gradient"),
+    ("optimiser step", "optimizer.py", "wrapper"),
+]
+
+
+def print_shares(stats) -> None:
+    """Where a one-process trainer's time goes, as shares of the profiled time."""
+    total = stats.total_tt
+    cum = {}
+    for (fname, _, func), (_, _, _, ct, _) in stats.stats.items():
+        for label, file_end, name in PARTS:
+            if fname.endswith(file_end) and func == name:
+                cum[label] = cum.get(label, 0.0) + ct
+    # the gradient encodes the finished games' positions itself: count that part once, under the gradient
+    print("where a training step's time goes (one process, cProfile):")
+    for label, _, _ in PARTS:
+        print(f"  {label:34s} {100 * cum.get(label, 0.0) / total:5.1f}%")
+    print(f"  {'(encoding is counted in both rows above for the finished games)'}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default=os.path.join(ROOT, "configs", "tdgammon.yaml"))
@@ -89,7 +114,9 @@ def main(argv=None) -> int:
         while time.perf_counter() - t0 < args.seconds:
             tr.step()
         pr.disable()
-        pstats.Stats(pr).sort_stats("tottime").print_stats(15)
+        st = pstats.Stats(pr)
+        st.sort_stats("tottime").print_stats(12)
+        print_shares(st)
 
     # 2. network evaluations per second, beside gnubg 0-ply on the same positions
     tr = SelfPlayTrainer(load_config(args.config, ["workers=1"]))
