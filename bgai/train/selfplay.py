@@ -269,7 +269,10 @@ class GameShard:
 
 def _worker_main(conn, config_dict: dict, spec_dict: dict, index: int, n_games: int) -> None:
     """Body of a worker process: a :class:`GameShard` on its own network copy, driven by messages on ``conn``."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle (it saves, then stops us)
+    # Ctrl-C and SIGTERM (also when sent to the whole process group) are the trainer's to handle: it asks for our
+    # games to save its checkpoint, then stops us; if the trainer dies, recv() ends and so do we.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         from bgai.threads import limit_threads
         from bgai.train.config import TrainConfig
@@ -315,9 +318,9 @@ def _worker_main(conn, config_dict: dict, spec_dict: dict, index: int, n_games: 
 class RemoteShard:
     """A :class:`GameShard` in a worker process (``spawn``), driven by request/reply messages over a pipe.
 
-    Each request method has a ``send_*`` half and a :meth:`receive` half, so that the trainer can let all
-    workers work at once.  The process ignores SIGINT, runs torch and BLAS single-threaded, and ends with
-    :meth:`close` or when the trainer's process ends.
+    A request is :meth:`send` followed by :meth:`receive`, so that the trainer can let all workers work at once.
+    The process ignores SIGINT and SIGTERM (the trainer handles them), runs torch and BLAS single-threaded, and
+    ends with :meth:`close` or when the trainer's process ends.
 
     Raises:
         SelfPlayWorkerError: the worker failed (its traceback is in the message) or died.
