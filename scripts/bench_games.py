@@ -21,18 +21,6 @@ import time
 import numpy as np
 
 
-def _apply_gnubg_move(board: list[list[int]], move) -> None:
-    """Apply pub_best_move's flat (from, to) list (0-based, bar 24, off -1) to a gnubg board [opp, mover]."""
-    opp, me = board
-    for f, t in zip(move[::2], move[1::2]):
-        me[f] -= 1
-        if t >= 0:
-            me[t] += 1
-            if opp[23 - t] == 1:
-                opp[23 - t] = 0
-                opp[24] += 1
-
-
 def gnubg_game(args) -> tuple[int, int, int]:
     """One pubeval-vs-pubeval game through gnubg_nn.pub_best_move; returns (winner seat, points, plies).
 
@@ -41,6 +29,7 @@ def gnubg_game(args) -> tuple[int, int, int]:
     """
     import gnubg_nn
 
+    from bgai.agents.gnubg import apply_gnubg_move
     from bgai.play import DICE_BLOCK, dice_rng, opening_roll
 
     seed, g = args
@@ -55,7 +44,7 @@ def gnubg_game(args) -> tuple[int, int, int]:
     plies = 0
     best = gnubg_nn.pub_best_move
     while True:
-        _apply_gnubg_move(board, best(board, dice[0], dice[1]))
+        apply_gnubg_move(board, best(board, dice[0], dice[1]))
         if sum(board[1]) == 0:
             loser = board[0]
             if sum(loser) < 15:

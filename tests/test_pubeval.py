@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bgai.agents.gnubg import apply_gnubg_move
 from bgai.agents.pubeval import WIN_SCORE, PubevalAgent, is_race, pubeval_scores, weights
 from bgai.board import starting_board
 from bgai.movegen import afterstates
@@ -18,18 +19,6 @@ from bgai.movegen import afterstates
 gnubg_nn = pytest.importorskip("gnubg_nn")
 
 N_POSITIONS = 10_000
-
-
-def _apply(board_gnubg, move):
-    """Apply pub_best_move's flat 0-based (from, to) list (bar 24, off -1) to a gnubg board [opp, mover]."""
-    opp, me = board_gnubg
-    for f, t in zip(move[::2], move[1::2]):
-        me[f] -= 1
-        if t >= 0:
-            me[t] += 1
-            if opp[23 - t] == 1:
-                opp[23 - t] = 0
-                opp[24] += 1
 
 
 def _to_bgai(board_gnubg) -> np.ndarray:
@@ -57,7 +46,7 @@ def real_play():
                     opp, me = gnubg_nn.board_from_position_key(keys[rng.integers(len(keys))])
                     b = [list(opp), list(me)]
             else:
-                _apply(b, move)
+                apply_gnubg_move(b, move)
             if sum(b[1]) == 0:
                 break
             b = [b[1], b[0]]
@@ -99,7 +88,7 @@ def test_chosen_play_matches_gnubg_pub_best_move(real_play):
     expected = []
     for b, m in zip(boards, moves):
         g = [b[1].tolist(), b[0].tolist()]
-        _apply(g, m)
+        apply_gnubg_move(g, m)
         expected.append(_to_bgai(g))
     expected = np.stack(expected)
     same = (chosen == expected).all(axis=(1, 2))

@@ -33,6 +33,25 @@ def import_gnubg_nn():
     return gnubg_nn
 
 
+def apply_gnubg_move(board: list[list[int]], move) -> None:
+    """Play a gnubg-nn move (e.g. from ``gnubg_nn.pub_best_move`` or ``gnubg_nn.best_move``) on a gnubg board.
+
+    Args:
+        board: gnubg's layout ``[[opponent 25], [side on roll 25]]`` (0-based points, index 24 the bar), lists of
+            ints, changed in place.
+        move: gnubg-nn's flat ``(from, to, from, to, ...)`` sequence, 0-based, bar 24, off -1.  A single checker on
+            the landing point is hit: it goes to the opponent's bar.
+    """
+    opp, me = board
+    for f, t in zip(move[::2], move[1::2]):
+        me[f] -= 1
+        if t >= 0:
+            me[t] += 1
+            if opp[23 - t] == 1:
+                opp[23 - t] = 0
+                opp[24] += 1
+
+
 class GnubgAgent(ProbabilityAgent):
     """GNU Backgammon 0-ply (cubeless money equity from its 5 probabilities), via gnubg-nn.
 
