@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+from bgai.board import Position
 from bgai.cli import main
 from bgai.cli.moves import parse_dice
 from bgai.errors import InvalidDiceError
@@ -26,13 +27,7 @@ START = "4HPwATDgc/ABMA"
 
 
 def _board(me: dict[int, int], opp: dict[int, int], me_bar: int = 0, opp_bar: int = 0) -> np.ndarray:
-    b = np.zeros((2, 25), dtype=np.int8)
-    for p, n in me.items():
-        b[0, p - 1] = n
-    for p, n in opp.items():
-        b[1, p - 1] = n
-    b[0, 24], b[1, 24] = me_bar, opp_bar
-    return b
+    return Position.from_points(me, opp, me_bar=me_bar, opponent_bar=opp_bar).board
 
 
 def gnubg_result_ids(board: np.ndarray, d1: int, d2: int) -> set[str]:

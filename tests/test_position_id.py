@@ -27,13 +27,7 @@ needs_gnubg = pytest.mark.skipif(gnubg_nn is None, reason="gnubg-nn (the referen
 
 
 def _board(me: dict[int, int], opp: dict[int, int], me_bar: int = 0, opp_bar: int = 0) -> np.ndarray:
-    b = np.zeros((2, 25), dtype=np.int8)
-    for p, n in me.items():
-        b[0, p - 1] = n
-    for p, n in opp.items():
-        b[1, p - 1] = n
-    b[0, 24], b[1, 24] = me_bar, opp_bar
-    return b
+    return Position.from_points(me, opp, me_bar=me_bar, opponent_bar=opp_bar).board
 
 
 # PROTOCOLS.md section 2.1; "me" = on roll, each side on its own point numbers.
