@@ -50,11 +50,14 @@ import os
 import re
 from dataclasses import dataclass
 
+from typing import Annotated
+
 import numpy as np
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel
 
 from bgai.board import as_batch, is_game_over, result_kind
 from bgai.equity import OUTPUTS, cubeless_equity
@@ -329,6 +332,31 @@ def _play_json(rp: RankedPlay, rank: int) -> dict:
     return out
 
 
+class PositionParams(BaseModel):
+    """Query parameters naming a position (and, by Match ID, the cube and score); read by :func:`_parse_query`."""
+
+    position_id: str | None = None
+    xgid: str | None = None
+    match_id: str | None = None
+
+
+class PlayParams(PositionParams):
+    """Query parameters of ``/api/plays``: a position, a roll, and how many plays to list."""
+
+    dice: str | None = None
+    die1: int | None = None
+    die2: int | None = None
+    limit: int | None = None
+
+
+class CubeStateParams(PositionParams):
+    """Query parameters of ``/api/evaluate`` and ``/api/cube``: a position and a money cube state."""
+
+    cube_value: int | None = None
+    cube_owner: str | None = None
+    jacoby: bool | None = None
+
+
 def create_app(bot: Bot, *, seed: int = 0):
     """The FastAPI application serving ``bot`` (see the module docstring for the endpoints).
 
@@ -398,16 +426,7 @@ def create_app(bot: Bot, *, seed: int = 0):
         }
 
     @app.get("/api/plays", summary="All legal plays, ranked best first", openapi_extra=_wildbg_openapi())
-    def plays(
-        request: Request,
-        position_id: str | None = None,
-        xgid: str | None = None,
-        dice: str | None = None,
-        die1: int | None = None,
-        die2: int | None = None,
-        match_id: str | None = None,
-        limit: int | None = None,
-    ) -> dict:
+    def plays(request: Request, params: Annotated[PlayParams, Query()]) -> dict:
         """Every legal play of the position with the roll, best first by the agent's score.
 
         Each play: standard notation, single-die steps (from 25 = bar, to 0 = off), the agent's score, equity and
@@ -418,6 +437,7 @@ def create_app(bot: Bot, *, seed: int = 0):
         q = _parse_query(request.query_params)
         if q.dice is None:
             raise RequestError("no dice given: use dice=31 or die1=3&die2=1 (or an XGID with dice)")
+        limit = params.limit
         if limit is not None and limit < 1:
             raise RequestError(f"limit must be >= 1, got {limit}")
         ranked = bot.rank_plays(q.board, q.dice, next_rng())
@@ -473,15 +493,7 @@ def create_app(bot: Bot, *, seed: int = 0):
         }
 
     @app.get("/api/evaluate", summary="Probabilities, cubeless and cubeful equity of the side on roll", openapi_extra=_wildbg_openapi())
-    def evaluate(
-        request: Request,
-        position_id: str | None = None,
-        xgid: str | None = None,
-        match_id: str | None = None,
-        cube_value: int | None = None,
-        cube_owner: str | None = None,
-        jacoby: bool | None = None,
-    ) -> dict:
+    def evaluate(request: Request, params: Annotated[CubeStateParams, Query()]) -> dict:
         """Cubeless outcome probabilities (win, win gammon, win backgammon, lose gammon, lose backgammon) of the
         side on roll before it rolls, cubeless equity (ppg) and cubeful equity (per unit of the cube; the
         normalised money equity of the match-winning chance in match play), with the cube decision."""
@@ -491,15 +503,7 @@ def create_app(bot: Bot, *, seed: int = 0):
         return out
 
     @app.get("/api/cube", summary="Cube decision for the side on roll", openapi_extra=_wildbg_openapi())
-    def cube(
-        request: Request,
-        position_id: str | None = None,
-        xgid: str | None = None,
-        match_id: str | None = None,
-        cube_value: int | None = None,
-        cube_owner: str | None = None,
-        jacoby: bool | None = None,
-    ) -> dict:
+    def cube(request: Request, params: Annotated[CubeStateParams, Query()]) -> dict:
         """Should the side on roll double, and should the opponent take?  Uses bgai.cube on the agent's
         probabilities (agents without probabilities: the conservative policy, never double, always take).
         The position is before the roll: a Match ID or XGID with rolled dice (or dice parameters) is refused."""
