@@ -10,7 +10,8 @@ options.
 
 * ``model.pt`` (also ``.pth``, ``.ckpt``, or any existing file that is not an export): a training checkpoint,
   loaded by :meth:`bgai.agents.neural.NeuralAgent.load` (imported only when needed; 0/1/2-ply).  The file is
-  checked first (a torch checkpoint is a zip archive) and every load failure becomes a short
+  checked by :func:`bgai.train.checkpoint.read_checkpoint` (a torch checkpoint is a zip archive) and every load
+  failure becomes a short
   :class:`~bgai.errors.CheckpointError` naming the file -- never torch's advice to retry with
   ``weights_only=False`` (which would run arbitrary code from the file).
 * ``model.onnx`` / ``model.npz``: a model written by ``bgai export`` (:mod:`bgai.export`), played by the
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import glob
 import os
-import zipfile
 from typing import Callable
 
 from bgai.agents.base import Agent
@@ -190,29 +190,20 @@ def checkpoint_load_error(path: str, exc: BaseException) -> CheckpointError:
 
 
 def check_checkpoint_file(path: str) -> None:
-    """Cheap checks before handing ``path`` to torch: it exists, is a file, is a zip archive (the format of
-    every ``torch.save`` since torch 1.6, which bgai's checkpoint writer uses), and is not a config file.
+    """Checks before loading ``path`` as a checkpoint: it exists and is not a config file (what else a
+    checkpoint file must be, :func:`bgai.train.checkpoint.read_checkpoint` checks).
 
     Raises:
-        CheckpointError: missing file, a directory, or not a zip archive (``'checkpoint PATH is corrupt or not
-            a bgai checkpoint (not a torch zip file)'``).
+        CheckpointError: missing file.
         AgentSpecError: a configuration file (``.yaml`` ...) given where a model was expected.
     """
     if not os.path.exists(path):
         raise CheckpointError(f"checkpoint file {path!r} does not exist")
-    if not os.path.isfile(path):
-        raise CheckpointError(f"checkpoint {path!r} is not a file")
     if path.lower().endswith(_CONFIG_SUFFIXES):
         raise AgentSpecError(
             f"{path!r} is a configuration file, not a model: pass a checkpoint (.pt, e.g. written by 'bgai train') "
             "or an exported model (.onnx / .npz from 'bgai export')"
         )
-    try:
-        is_zip = zipfile.is_zipfile(path)
-    except OSError as exc:
-        raise CheckpointError(f"cannot read checkpoint {path!r}: {exc.strerror or exc}") from None
-    if not is_zip:
-        raise CheckpointError(f"checkpoint {path!r} is corrupt or not a bgai checkpoint (not a torch zip file)")
 
 
 def load_checkpoint_net(path: str):

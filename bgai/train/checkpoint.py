@@ -88,13 +88,19 @@ def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
         The checkpoint mapping.
 
     Raises:
-        CheckpointError: missing file, not a torch file, truncated/corrupt, a foreign torch file, or a newer
-            format version.
+        CheckpointError: missing file, a directory, an unreadable file, not a torch file, truncated/corrupt, a
+            foreign torch file, or a newer format version.
     """
     path = os.fspath(path)
     if not os.path.exists(path):
         raise CheckpointError(f"checkpoint {path!r} does not exist")
-    if not zipfile.is_zipfile(path):
+    if not os.path.isfile(path):
+        raise CheckpointError(f"checkpoint {path!r} is not a file")
+    try:
+        is_zip = zipfile.is_zipfile(path)  # every torch.save since torch 1.6 writes a zip archive
+    except OSError as exc:
+        raise CheckpointError(f"cannot read checkpoint {path!r}: {exc.strerror or exc}") from None
+    if not is_zip:
         raise CheckpointError(f"checkpoint {path!r} is corrupt or not a bgai checkpoint (not a torch zip file)")
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
