@@ -11,9 +11,8 @@ options.
 * ``model.pt`` (also ``.pth``, ``.ckpt``, or any existing file that is not an export): a training checkpoint,
   loaded by :meth:`bgai.agents.neural.NeuralAgent.load` (imported only when needed; 0/1/2-ply).  The file is
   checked by :func:`bgai.train.checkpoint.read_checkpoint` (a torch checkpoint is a zip archive) and every load
-  failure becomes a short
-  :class:`~bgai.errors.CheckpointError` naming the file -- never torch's advice to retry with
-  ``weights_only=False`` (which would run arbitrary code from the file).
+  failure becomes a short :class:`~bgai.errors.CheckpointError` naming the file -- never torch's advice to retry
+  with ``weights_only=False`` (which would run arbitrary code from the file).
 * ``model.onnx`` / ``model.npz``: a model written by ``bgai export`` (:mod:`bgai.export`), played by the
   numpy-only :class:`bgai.infer.NumpyAgent` at 0-ply (the weights come from the ``.npz``; for ``.onnx`` the
   ``.npz`` written beside it).
