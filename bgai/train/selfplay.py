@@ -343,7 +343,13 @@ class RemoteShard:
     def wait_ready(self) -> None:
         """Wait until the worker has built its shard (raises if it could not)."""
         if not self._ready:
-            self.receive()
+            try:
+                self.receive()
+            except SelfPlayWorkerError as exc:
+                raise SelfPlayWorkerError(
+                    f"{exc}; worker processes start by importing the main script, so a script that trains with "
+                    "workers > 1 must start the trainer under 'if __name__ == \"__main__\":'"
+                ) from None
             self._ready = True
 
     def send(self, *msg) -> None:

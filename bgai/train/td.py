@@ -214,7 +214,9 @@ class SelfPlayTrainer:
     with its own random stream, so a run is determined by the seed and the number of workers.  The main entry
     point is :meth:`step` (one move in every parallel game, then an update if enough finished positions are
     waiting); :meth:`state_dict` / :meth:`load_state_dict` capture everything needed to resume exactly.  Call
-    :meth:`close` (or use the trainer as a context manager) to stop the worker processes.
+    :meth:`close` (or use the trainer as a context manager) to stop the worker processes.  Worker processes are
+    started with ``multiprocessing``'s ``spawn`` method, which imports the main script: a script that makes a
+    trainer with ``workers > 1`` must do so under ``if __name__ == "__main__":``.
 
     Raises:
         SelfPlayWorkerError: a worker process failed (from any method that talks to the workers).
