@@ -63,6 +63,32 @@ def check_destination(path: str | os.PathLike) -> str:
     return directory
 
 
+def ensure_directory(path: str | os.PathLike, what: str = "folder") -> str:
+    """Create the directory ``path`` (and its parents) if needed and check that files can be created in it.
+
+    Args:
+        path: the directory.
+        what: how to name it in errors (e.g. ``'run folder'``).
+
+    Returns:
+        ``path`` as a string.
+
+    Raises:
+        BgaiError: it cannot be created (a file is in the way, a read-only or special file system, no
+            permission) or is not writable; the message names ``what`` and ``path``.
+    """
+    path = os.fspath(path)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except FileExistsError:
+        raise BgaiError(f"cannot create {what} {path!r}: a file of that name exists") from None
+    except OSError as exc:
+        raise BgaiError(f"cannot create {what} {path!r}: {exc.strerror or exc}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise BgaiError(f"cannot write in {what} {path!r}: permission denied")
+    return path
+
+
 def _create_temp(path: str, directory: str) -> tuple[int, str]:
     """Create a new empty temporary file beside ``path``; ``(fd, temp path)``.  Mode ``0o666 & ~umask``."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)

@@ -85,9 +85,17 @@ def main(argv=None) -> int:
 
     from bgai.threads import limit_threads
 
+    from bgai.errors import BgaiError
+
     how = limit_threads(1)
-    cfg = load_config(args.config)
-    workers = args.workers or sorted({1, cfg.workers})
+    try:
+        cfg = load_config(args.config)
+        workers = args.workers or sorted({1, cfg.workers})
+        for w in workers:
+            load_config(args.config, [f"workers={w}"])
+    except BgaiError as exc:
+        print(f"bench_selfplay: error: {exc}", file=sys.stderr)
+        return 2
     print(f"config {os.path.relpath(args.config, ROOT)}: encoding {cfg.encoding}, hidden {cfg.hidden}, "
           f"parallel_games {cfg.parallel_games}, workers {cfg.workers}; cpus {os.cpu_count()}; every process "
           f"single-threaded (numpy BLAS limited via {how})")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from bgai.errors import CheckpointError, ConfigError
+from bgai.errors import BgaiError, CheckpointError, ConfigError
 from bgai.train.checkpoint import load_net, read_checkpoint, save_checkpoint
 from bgai.train.config import TrainConfig, load_config, parse_override
 from bgai.train.run import train
@@ -286,3 +286,39 @@ def test_a_dead_worker_is_reported_by_name():
         with pytest.raises(SelfPlayWorkerError, match="worker 1 (stopped unexpectedly|is gone)"):
             for _ in range(3):
                 tr.step()
+
+
+def test_a_stuck_worker_is_killed_on_close():
+    with SelfPlayTrainer(tiny(parallel_games=16, workers=2)) as tr:
+        tr.step()
+        proc = tr._remote[0].proc
+        os.kill(proc.pid, signal.SIGSTOP)  # stuck: answers nothing, and ignores SIGTERM besides
+    assert not proc.is_alive() and proc.exitcode == -signal.SIGKILL
+
+
+def test_resume_keeps_the_network_and_bad_run_folders_are_refused_early(tmp_path):
+    out = str(tmp_path / "run")
+    train(tiny(games=8), out, progress=False, tensorboard=False, evaluate=False)
+    for key, value in (("hidden", [16]), ("encoding", "extended"), ("activation", "relu")):
+        with pytest.raises(ConfigError, match=f"config key '{key}' cannot change on --resume"):
+            train(None, out, resume=True, overrides={"games": 16, key: value}, progress=False, tensorboard=False,
+                  evaluate=False)
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    with pytest.raises(BgaiError, match="cannot create run folder .*afile.*: a file of that name exists"):
+        train(tiny(games=8, workers=2), str(blocker), progress=False, tensorboard=False, evaluate=False)
+    with pytest.raises(BgaiError, match="cannot create run folder .*afile/run"):
+        train(tiny(games=8), str(blocker / "run"), progress=False, tensorboard=False, evaluate=False)
+
+
+def test_flipped_bytes_in_a_checkpoint_are_caught(tmp_path):
+    out = str(tmp_path / "run")
+    res = train(tiny(games=8), out, progress=False, tensorboard=False, evaluate=False)
+    data = bytearray(open(res.last_path, "rb").read())
+    rng = np.random.default_rng(3)
+    for i in rng.integers(len(data) // 4, len(data) // 2, size=50):  # inside the stored tensors
+        data[i] ^= 0xFF
+    bad = tmp_path / "flipped.pt"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match="is corrupt"):
+        read_checkpoint(bad)

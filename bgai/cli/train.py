@@ -39,6 +39,7 @@ def run(args) -> int:
     from bgai.errors import ConfigError
     from bgai.train.config import load_config, parse_override
     from bgai.train.run import train
+    from bgai.train.selfplay import SelfPlayWorkerError
 
     if args.resume:
         if not args.out:
@@ -55,7 +56,19 @@ def run(args) -> int:
         name = os.path.splitext(os.path.basename(args.config))[0]
         out = args.out or os.path.join("runs", f"{name}-seed{config.seed}-{time.strftime('%Y%m%d-%H%M%S')}")
     print(f"bgai train: run folder {out}", file=sys.stderr)
-    res = train(config, out, resume=args.resume, overrides=overrides, progress=not args.no_progress)
+    workers = (overrides or {}).get("workers") if args.resume else config.workers
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if isinstance(workers, int) and workers > cpus:
+        print(f"bgai train: warning: workers={workers} but this machine gives bgai {cpus} CPU(s); the workers will "
+              "share them (slower, and each takes about 300 MB of memory)", file=sys.stderr)
+    try:
+        res = train(config, out, resume=args.resume, overrides=overrides, progress=not args.no_progress)
+    except SelfPlayWorkerError as exc:
+        last = os.path.join(out, "last.pt")
+        kept = (f"the last checkpoint {last} is intact: continue with: bgai train --out {out} --resume"
+                if os.path.exists(last) else "no checkpoint had been written yet")
+        print(f"bgai: error: {exc}\n{kept}", file=sys.stderr)
+        return 1
     for e in res.evals[-1:]:
         print(
             f"after {e['games_trained']} games: {e['ppg']:+.3f} +- {e['ci95']:.3f} ppg against pubeval "

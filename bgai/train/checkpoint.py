@@ -103,6 +103,13 @@ def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     if not is_zip:
         raise CheckpointError(f"checkpoint {path!r} is corrupt or not a bgai checkpoint (not a torch zip file)")
     try:
+        with zipfile.ZipFile(path) as archive:
+            bad = archive.testzip()  # every member against its CRC-32: torch does not check them
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
+        raise CheckpointError(f"checkpoint {path!r} is corrupt ({type(exc).__name__})") from None
+    if bad is not None:
+        raise CheckpointError(f"checkpoint {path!r} is corrupt (checksum mismatch in {bad!r})")
+    try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except Exception:  # never quote torch's text: it advises weights_only=False, which runs code
         raise CheckpointError(

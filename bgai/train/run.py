@@ -33,9 +33,10 @@ import torch
 import yaml
 
 from bgai.errors import CheckpointError, ConfigError
+from bgai.fileio import ensure_directory
 from bgai.train.checkpoint import build_checkpoint, net_from_checkpoint, read_checkpoint, save_checkpoint
 from bgai.train.config import TrainConfig
-from bgai.train.td import SelfPlayTrainer
+from bgai.train.td import SelfPlayTrainer, check_resumable
 from bgai.threads import limit_threads
 
 
@@ -49,6 +50,10 @@ class RunResult:
     last_path: str = ""
     best_path: str | None = None
     seconds: float = 0.0
+
+
+#: Config keys that define the network (or its inputs): a resumed run keeps the checkpoint's.
+FIXED_ON_RESUME = ("encoding", "hidden", "activation")
 
 
 def evaluate_net(trainer: SelfPlayTrainer, games: int, seed: int, workers: int = 1) -> dict:
@@ -128,8 +133,11 @@ def train(
         :class:`RunResult`.
 
     Raises:
-        CheckpointError: ``resume`` without a readable ``last.pt``.
-        ConfigError: bad overrides.
+        CheckpointError: ``resume`` without a readable ``last.pt``, or with a training state that cannot continue
+            with the config (another layout, ``parallel_games`` or ``workers``).
+        ConfigError: bad overrides, or an override of :data:`FIXED_ON_RESUME` on ``resume``.
+        BgaiError: the run folder cannot be created or written.
+        SelfPlayWorkerError: a self-play worker process failed (the last checkpoint written stays on disk).
     """
     last_path = os.path.join(out_dir, "last.pt")
     best_path = os.path.join(out_dir, "best.pt")
@@ -142,8 +150,17 @@ def train(
         data.pop("threads", None)  # written by bgai before 'workers'; such a state is refused below, with reason
         data.update(overrides or {})
         config = TrainConfig.from_dict(data)
+        saved = TrainConfig.from_dict({k: v for k, v in ckpt["config"].items() if k != "threads"})
+        for key in FIXED_ON_RESUME:
+            if getattr(config, key) != getattr(saved, key):
+                raise ConfigError(
+                    f"config key {key!r} cannot change on --resume (the checkpoint's network has "
+                    f"{getattr(saved, key)!r}); start a new run to change it"
+                )
+        check_resumable(ckpt["trainer"], config)  # before any worker process starts
         net, _ = net_from_checkpoint(ckpt, last_path)
         net.train()
+        ensure_directory(out_dir, "run folder")
         trainer = SelfPlayTrainer(config, net=net)
         try:
             trainer.load_state_dict(ckpt["trainer"])
@@ -156,9 +173,9 @@ def train(
             raise ConfigError("a config is needed to start a run")
         if os.path.exists(last_path):
             raise ConfigError(f"{out_dir!r} already holds a run (last.pt); use --resume or another --out")
+        ensure_directory(out_dir, "run folder")
         trainer = SelfPlayTrainer(config)
     try:
-        os.makedirs(out_dir, exist_ok=True)
         with open(os.path.join(out_dir, "config.yaml"), "w", encoding="utf-8") as fh:
             yaml.safe_dump(config.to_dict(), fh, sort_keys=False)
         limit_threads(1)  # self-play processes are config.workers; each kernel runs single-threaded

@@ -22,9 +22,13 @@ random draws are the shards' own, so a run depends on the seed and the number of
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import multiprocessing as mp
 import signal
+import threading
 import traceback
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -267,6 +271,15 @@ class GameShard:
 
 # --- worker processes ------------------------------------------------------------------------------------------
 
+def _reply(conn, status: str, payload) -> bool:
+    """Send a reply; False when the trainer is gone (then the worker just ends)."""
+    try:
+        conn.send((status, payload))
+        return True
+    except (BrokenPipeError, OSError):
+        return False
+
+
 def _worker_main(conn, config_dict: dict, spec_dict: dict, index: int, n_games: int) -> None:
     """Body of a worker process: a :class:`GameShard` on its own network copy, driven by messages on ``conn``."""
     # Ctrl-C and SIGTERM (also when sent to the whole process group) are the trainer's to handle: it asks for our
@@ -282,9 +295,10 @@ def _worker_main(conn, config_dict: dict, spec_dict: dict, index: int, n_games: 
         shard = GameShard(config, net, index, n_games)
         limit_threads(1)
     except BaseException:  # noqa: BLE001 - reported to the trainer
-        conn.send(("error", traceback.format_exc()))
+        _reply(conn, "error", traceback.format_exc())
         return
-    conn.send(("ready", None))
+    if not _reply(conn, "ready", None):
+        return
     while True:
         try:
             msg = conn.recv()
@@ -305,14 +319,15 @@ def _worker_main(conn, config_dict: dict, spec_dict: dict, index: int, n_games: 
                 shard.load_state_dict(msg[1])
                 reply = None
             elif op == "stop":
-                conn.send(("ok", None))
+                _reply(conn, "ok", None)
                 return
             else:  # pragma: no cover - programming error
                 raise ValueError(f"unknown message {op!r}")
         except BaseException:  # noqa: BLE001 - reported to the trainer
-            conn.send(("error", traceback.format_exc()))
+            _reply(conn, "error", traceback.format_exc())
             return
-        conn.send(("ok", reply))
+        if not _reply(conn, "ok", reply):
+            return
 
 
 class RemoteShard:
@@ -336,9 +351,11 @@ class RemoteShard:
             name=f"bgai-selfplay-{self.index}",
             daemon=True,
         )
-        self.proc.start()
+        with _signals_ignored():  # so that the worker ignores them from its first instruction (see _worker_main)
+            self.proc.start()
         child.close()
         self._ready = False
+        _LIVE.add(self)
 
     def wait_ready(self) -> None:
         """Wait until the worker has built its shard (raises if it could not)."""
@@ -374,16 +391,44 @@ class RemoteShard:
         return payload
 
     def close(self) -> None:
-        """Stop the worker process (politely, then by force)."""
+        """Stop the worker process: ask it to stop, and kill it if it has not within a few seconds (it ignores
+        SIGTERM, so ``terminate()`` would not do)."""
+        _LIVE.discard(self)
         if self.proc.is_alive():
             try:
                 self.conn.send(("stop",))
-                if self.conn.poll(5.0):
+                if self.conn.poll(2.0):
                     self.conn.recv()
             except (BrokenPipeError, EOFError, OSError):
                 pass
-            self.proc.join(timeout=5.0)
-            if self.proc.is_alive():  # pragma: no cover - a stuck worker
-                self.proc.terminate()
+            self.proc.join(timeout=2.0)
+            if self.proc.is_alive():  # a stuck worker
+                self.proc.kill()
                 self.proc.join(timeout=5.0)
         self.conn.close()
+
+
+#: Workers not closed yet: stopped at interpreter exit, before multiprocessing's own exit handler (which would
+#: wait for ever on a worker that ignores its SIGTERM).
+_LIVE: "weakref.WeakSet[RemoteShard]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for shard in list(_LIVE):
+        shard.close()
+
+
+@contextlib.contextmanager
+def _signals_ignored():
+    """SIGINT and SIGTERM ignored in this process while starting a worker (an ignored signal stays ignored in
+    the new program, and Python keeps it so), then restored; a no-op outside the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)

@@ -201,6 +201,33 @@ class UpdateStats:
 STATE_FORMAT = 2
 
 
+def check_resumable(state: dict, config: TrainConfig) -> None:
+    """Check that a checkpoint's training state (:meth:`SelfPlayTrainer.state_dict`) can continue with
+    ``config``, before any worker process starts.
+
+    Raises:
+        CheckpointError: a state of another layout, or of another ``parallel_games`` or ``workers``.
+    """
+    from bgai.errors import CheckpointError
+
+    if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+        version = state.get("format", 1) if isinstance(state, dict) else "?"
+        raise CheckpointError(
+            f"checkpoint's training state was written by an older bgai (format {version}, this bgai reads "
+            f"{STATE_FORMAT}); its weights load as a model, but the run cannot be resumed"
+        )
+    for key in ("parallel_games", "workers"):
+        try:
+            value = int(state[key])
+        except (KeyError, TypeError, ValueError):
+            raise CheckpointError(f"checkpoint's training state lacks a valid {key!r}") from None
+        if value != getattr(config, key):
+            raise CheckpointError(
+                f"checkpoint was trained with {key}={value}, config has {getattr(config, key)}; resume with the "
+                "checkpoint's value"
+            )
+
+
 class SelfPlayTrainer:
     """Self-play TD(lambda) training: network, optimiser, the parallel games in shards, counters.
 
@@ -379,19 +406,8 @@ class SelfPlayTrainer:
         """
         from bgai.errors import CheckpointError
 
+        check_resumable(state, self.config)
         try:
-            if state.get("format") != STATE_FORMAT:
-                raise CheckpointError(
-                    "checkpoint's training state was written by an older bgai (format "
-                    f"{state.get('format', 1)}, this bgai reads {STATE_FORMAT}); its weights load as a model, "
-                    "but the run cannot be resumed"
-                )
-            for key in ("parallel_games", "workers"):
-                if int(state[key]) != getattr(self.config, key):
-                    raise CheckpointError(
-                        f"checkpoint was trained with {key}={state[key]}, config has {getattr(self.config, key)}; "
-                        "resume with the checkpoint's value"
-                    )
             self.opt.load_state_dict(state["optimizer"])
             for s, sub in zip(self.shards, state["shards"], strict=True):
                 if isinstance(s, RemoteShard):
