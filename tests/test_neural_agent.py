@@ -7,7 +7,6 @@ import torch
 from bgai.agents.neural import ROLL_WEIGHTS, ROLLS, NeuralAgent, _prune, finished_probabilities, group_argmax
 from bgai.agents.base import best_per_input
 from bgai.board import flip, starting_board
-from bgai.equity import cubeless_equity, swap_perspective
 from bgai.errors import AgentSpecError, CheckpointError
 from bgai.features import get_encoder
 from bgai.movegen import afterstates

@@ -13,11 +13,10 @@ import time
 import numpy as np
 import pytest
 
-from bgai.board import flip
 from bgai.formats.position_id import decode_position_id
 from bgai.movegen import legal_plays
 from bgai.serve.bot import Bot
-from bgai.tui import BOT, HUMAN, TerminalGame
+from bgai.tui import HUMAN, TerminalGame
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -11,12 +11,10 @@ Skipped with a reason when chromium is not installed.
 from __future__ import annotations
 
 import html
-import os
 import re
 import shutil
 import subprocess
 
-import numpy as np
 import pytest
 
 from bgai.board import flip, is_game_over, result_kind, starting_board

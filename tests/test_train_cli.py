@@ -3,8 +3,6 @@
 import json
 import os
 
-import pytest
-
 from bgai.cli import main
 from bgai.train.checkpoint import read_checkpoint
 

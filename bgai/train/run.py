@@ -28,8 +28,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-import numpy as np
-import torch
 import yaml
 
 from bgai.errors import CheckpointError, ConfigError

@@ -239,8 +239,8 @@ class SelfPlayTrainer:
 
     The ``parallel_games`` games are split into ``config.workers`` shards (:mod:`bgai.train.selfplay`), each
     with its own random stream, so a run is determined by the seed and the number of workers.  The main entry
-    point is :meth:`step` (one move in every parallel game, then an update if enough finished positions are
-    waiting); :meth:`state_dict` / :meth:`load_state_dict` capture everything needed to resume exactly.  Call
+    point is :meth:`step` (an update from the games that finished in earlier steps, when enough of their
+    positions wait, and one move in every parallel game); :meth:`state_dict` / :meth:`load_state_dict` capture everything needed to resume exactly.  Call
     :meth:`close` (or use the trainer as a context manager) to stop the worker processes.  Worker processes are
     started with ``multiprocessing``'s ``spawn`` method, which imports the main script: a script that makes a
     trainer with ``workers > 1`` must do so under ``if __name__ == "__main__":``.
