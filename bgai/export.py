@@ -236,7 +236,7 @@ def export_checkpoint(checkpoint: str | os.PathLike, out: str | os.PathLike, *, 
     from bgai.agents.registry import load_checkpoint_net
 
     path = os.fspath(checkpoint)
-    check_destination(out)  # before loading: a missing output directory is refused first
+    check_destination(out, probe=True)  # before loading: a missing or unwritable output directory is refused first
     net, encoder, ckpt = load_checkpoint_net(path)  # short, safe errors for corrupt or foreign files
     src, sha = os.path.basename(path), _sha256(path)
     extra = {"games_trained": int(ckpt.get("games_trained", 0))}

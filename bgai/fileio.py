@@ -42,15 +42,20 @@ def _fail(path: str, exc: OSError) -> BgaiError:
     return BgaiError(f"cannot write {path!r}: {reason[:1].lower()}{reason[1:]}")
 
 
-def check_destination(path: str | os.PathLike) -> str:
+def check_destination(path: str | os.PathLike, *, probe: bool = False) -> str:
     """Check, before any long work, that ``path`` could be written: its directory exists, ``path`` is not one.
+
+    Args:
+        path: the file to be written later (by :func:`atomic_write`).
+        probe: also create and remove a temporary file beside it, as :func:`atomic_write` will (this finds
+            what permissions alone do not tell, e.g. ``/proc`` or a read-only file system, also for root).
 
     Returns:
         The absolute path of the destination's directory.
 
     Raises:
-        BgaiError: the directory is missing or not a directory, or ``path`` is a directory (message names
-            ``path``).  Write permission is only known when :func:`atomic_write` creates its temporary file.
+        BgaiError: the directory is missing or not a directory, or ``path`` is a directory; with ``probe``, a
+            temporary file cannot be created there (message names ``path``).
     """
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
@@ -60,6 +65,10 @@ def check_destination(path: str | os.PathLike) -> str:
         raise BgaiError(f"cannot write {path!r}: directory {directory!r} does not exist")
     if not os.path.isdir(directory):
         raise BgaiError(f"cannot write {path!r}: {directory!r} is not a directory")
+    if probe:
+        fd, tmp = _create_temp(path, directory)
+        os.close(fd)
+        os.unlink(tmp)
     return directory
 
 

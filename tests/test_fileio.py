@@ -121,3 +121,12 @@ def test_unserialisable_json_creates_nothing(tmp_path):
     assert os.listdir(tmp_path) == []
     atomic_write_json(tmp_path / "nan.json", {"a": float("nan")})
     assert (tmp_path / "nan.json").read_text() == '{\n  "a": NaN\n}\n'  # as json.dump writes it
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
+def test_probe_finds_a_directory_where_nothing_can_be_created():
+    from bgai.fileio import check_destination
+
+    assert check_destination("/tmp/bgai-probe.json", probe=True) == "/tmp"
+    with pytest.raises(BgaiError, match="cannot write '/proc/bgai.json'"):
+        check_destination("/proc/bgai.json", probe=True)

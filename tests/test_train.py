@@ -322,3 +322,22 @@ def test_flipped_bytes_in_a_checkpoint_are_caught(tmp_path):
     bad.write_bytes(bytes(data))
     with pytest.raises(CheckpointError, match="is corrupt"):
         read_checkpoint(bad)
+
+
+def test_a_run_folder_in_use_is_refused_and_odd_values_are_config_errors(tmp_path):
+    from bgai.train.run import lock_run_folder
+
+    out = str(tmp_path / "run")
+    train(tiny(games=8), out, progress=False, tensorboard=False, evaluate=False)
+    held = lock_run_folder(out)  # as another 'bgai train' on the same folder would
+    try:
+        with pytest.raises(ConfigError, match="is in use by another 'bgai train'"):
+            train(None, out, resume=True, overrides={"games": 16}, progress=False, tensorboard=False, evaluate=False)
+    finally:
+        held.close()
+    more = train(None, out, resume=True, overrides={"games": 16}, progress=False, tensorboard=False, evaluate=False)
+    assert more.games >= 16
+    with pytest.raises(ConfigError, match="'seed' must be < 2\\*\\*63"):
+        tiny(seed=2**64)
+    with pytest.raises(ConfigError, match="'parallel_games' must be <= 65536"):
+        tiny(parallel_games=100_000_000)

@@ -136,6 +136,10 @@ def check_json_target(path: str) -> None:
         raise BgaiError(f"--json: {exc}") from None
     if not os.access(directory, os.W_OK | os.X_OK):  # the report is written to a temporary file there
         raise BgaiError(f"cannot write --json {path!r}: directory {directory!r} is not writable")
+    try:
+        check_destination(path, probe=True)  # what permissions do not tell (/proc, read-only mounts, root)
+    except BgaiError as exc:
+        raise BgaiError(f"--json: {exc}") from None
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise BgaiError(f"cannot write --json {path!r}: the file is not writable")
 

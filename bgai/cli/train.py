@@ -9,6 +9,7 @@ at the end of the current move and writes a loadable checkpoint first (exit stat
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 
@@ -61,6 +62,10 @@ def run(args) -> int:
     if isinstance(workers, int) and workers > cpus:
         print(f"bgai train: warning: workers={workers} but this machine gives bgai {cpus} CPU(s); the workers will "
               "share them (slower, and each takes about 300 MB of memory)", file=sys.stderr)
+    def stop(signum, frame):  # SIGTERM before the training loop takes over (which saves a checkpoint first)
+        raise KeyboardInterrupt
+
+    old_term = signal.signal(signal.SIGTERM, stop)
     try:
         res = train(config, out, resume=args.resume, overrides=overrides, progress=not args.no_progress)
     except SelfPlayWorkerError as exc:
@@ -69,6 +74,8 @@ def run(args) -> int:
                 if os.path.exists(last) else "no checkpoint had been written yet")
         print(f"bgai: error: {exc}\n{kept}", file=sys.stderr)
         return 1
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
     for e in res.evals[-1:]:
         print(
             f"after {e['games_trained']} games: {e['ppg']:+.3f} +- {e['ci95']:.3f} ppg against pubeval "

@@ -18,6 +18,10 @@ import yaml
 from bgai.errors import ConfigError
 
 
+#: Most parallel self-play games (their trajectories alone take about 6 KB each, their afterstates more).
+MAX_PARALLEL_GAMES = 65536
+
+
 @dataclass
 class TrainConfig:
     """Every setting of a TD(lambda) self-play run (see :mod:`bgai.train.td` for how each is used)."""
@@ -124,6 +128,13 @@ class TrainConfig:
         for k in ("eval_every", "checkpoint_every", "lam_decay_games", "lr_decay_games", "seed", "eval_seed"):
             if getattr(self, k) < 0:
                 raise ConfigError(f"config key {k!r} must be >= 0, got {getattr(self, k)}")
+        for k in ("seed", "eval_seed"):
+            if getattr(self, k) >= 2**63:
+                raise ConfigError(f"config key {k!r} must be < 2**63, got {getattr(self, k)}")
+        if self.parallel_games > MAX_PARALLEL_GAMES:
+            raise ConfigError(
+                f"config key 'parallel_games' must be <= {MAX_PARALLEL_GAMES}, got {self.parallel_games}"
+            )
         if self.workers > self.parallel_games:
             raise ConfigError(
                 f"config key 'workers' ({self.workers}) must not exceed 'parallel_games' ({self.parallel_games})"

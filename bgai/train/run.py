@@ -79,6 +79,26 @@ def evaluate_net(trainer: SelfPlayTrainer, games: int, seed: int, workers: int =
     }
 
 
+def lock_run_folder(out_dir: str):
+    """Hold an exclusive lock on ``out_dir/.lock`` (``fcntl.flock``, released when the returned file is closed or
+    the process ends), so that two runs cannot write one run folder; ``None`` where ``fcntl`` is missing.
+
+    Raises:
+        ConfigError: another process holds the folder.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return None
+    fh = open(os.path.join(out_dir, ".lock"), "a+", encoding="utf-8")
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.close()
+        raise ConfigError(f"run folder {out_dir!r} is in use by another 'bgai train'; wait for it or use another --out")
+    return fh
+
+
 class _StopFlag:
     """Turns SIGINT/SIGTERM into a flag checked between steps (so the state on disk is always consistent)."""
 
@@ -159,6 +179,7 @@ def train(
         net, _ = net_from_checkpoint(ckpt, last_path)
         net.train()
         ensure_directory(out_dir, "run folder")
+        lock = lock_run_folder(out_dir)
         trainer = SelfPlayTrainer(config, net=net)
         try:
             trainer.load_state_dict(ckpt["trainer"])
@@ -172,6 +193,9 @@ def train(
         if os.path.exists(last_path):
             raise ConfigError(f"{out_dir!r} already holds a run (last.pt); use --resume or another --out")
         ensure_directory(out_dir, "run folder")
+        lock = lock_run_folder(out_dir)
+        if os.path.exists(last_path):  # another run started there since the check above
+            raise ConfigError(f"{out_dir!r} already holds a run (last.pt); use --resume or another --out")
         trainer = SelfPlayTrainer(config)
     try:
         with open(os.path.join(out_dir, "config.yaml"), "w", encoding="utf-8") as fh:
@@ -297,3 +321,5 @@ def train(
         )
     finally:
         trainer.close()  # stop the self-play worker processes
+        if lock is not None:
+            lock.close()  # releases the run folder
