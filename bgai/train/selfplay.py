@@ -33,14 +33,17 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from torch.nn.utils import parameters_to_vector
 
+from bgai.agents.neural import group_argmax
 from bgai.board import flip, result_kind, starting_board
 from bgai.equity import cubeless_equity, finished_probabilities, swap_perspective
 from bgai.features import get_encoder
+from bgai.movegen import afterstates
 from bgai.nets import FastForward, NetSpec, ValueNet
 
 __all__ = ["FinishedGame", "GameSummary", "ShardGradient", "GameShard", "RemoteShard", "SelfPlayWorkerError",
-           "flat_parameters", "set_flat_parameters"]
+           "flat_parameters", "set_flat_parameters", "unflatten"]
 
 
 class SelfPlayWorkerError(RuntimeError):
@@ -81,20 +84,28 @@ class ShardGradient:
 
 def flat_parameters(net: torch.nn.Module) -> np.ndarray:
     """All parameters of ``net`` as one ``(P,)`` float32 vector (``net.parameters()`` order, each flattened)."""
-    return torch.cat([p.detach().reshape(-1) for p in net.parameters()]).numpy()
+    return parameters_to_vector(net.parameters()).detach().numpy()
+
+
+def unflatten(flat: torch.Tensor, params: list[torch.Tensor]) -> list[torch.Tensor]:
+    """Views of a ``(P,)`` :func:`flat_parameters`-ordered vector shaped like each of ``params``.
+
+    Raises:
+        ValueError: the vector's length is not the parameters' total size.
+    """
+    sizes = [p.numel() for p in params]
+    if flat.numel() != sum(sizes):
+        raise ValueError(f"parameter vector has {flat.numel()} values, the network {sum(sizes)}")
+    return [part.view_as(p) for part, p in zip(torch.split(flat, sizes), params)]
 
 
 def set_flat_parameters(net: torch.nn.Module, flat: np.ndarray) -> None:
-    """Copy a :func:`flat_parameters` vector into ``net``'s parameters, in place (views of them stay valid)."""
-    src = torch.from_numpy(np.asarray(flat, dtype=np.float32))
-    off = 0
+    """Copy a :func:`flat_parameters` vector into ``net``'s parameters, in place (views of them stay valid, unlike
+    with ``torch.nn.utils.vector_to_parameters``, which rebinds them)."""
+    params = list(net.parameters())
     with torch.no_grad():
-        for p in net.parameters():
-            k = p.numel()
-            p.copy_(src[off : off + k].view_as(p))
-            off += k
-    if off != src.numel():
-        raise ValueError(f"parameter vector has {src.numel()} values, the network {off}")
+        for p, part in zip(params, unflatten(torch.from_numpy(np.asarray(flat, dtype=np.float32)), params)):
+            p.copy_(part)
 
 
 def shard_bounds(parallel_games: int, shards: int) -> list[tuple[int, int]]:
@@ -150,9 +161,6 @@ class GameShard:
         Returns:
             ``(next positions (N, 2, 25) int8 with the opponent on roll, mover_won (N,) bool)``.
         """
-        from bgai.agents.neural import group_argmax
-        from bgai.movegen import afterstates
-
         n = boards.shape[0]
         u = self.rng.random((n, 2)) if self.config.exploration > 0 else None
         after, src = afterstates(boards, dice, validate=False)
@@ -224,7 +232,7 @@ class GameShard:
         targets = lambda_returns(v.detach().numpy(), lengths, outcomes, lam)
         sq = ((v - torch.from_numpy(targets)) ** 2).sum()
         grads = torch.autograd.grad(0.5 * sq, params)
-        flat = torch.cat([g.reshape(-1) for g in grads]).numpy()
+        flat = parameters_to_vector(grads).numpy()
         return ShardGradient(flat, float(sq.detach()), int(lengths.sum()), len(games))
 
     # -- checkpoint state --

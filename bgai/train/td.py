@@ -61,6 +61,7 @@ from bgai.train.selfplay import (
     SelfPlayWorkerError,
     flat_parameters,
     shard_bounds,
+    unflatten,
 )
 
 
@@ -328,12 +329,9 @@ class SelfPlayTrainer:
         for p in parts[1:]:
             grad += p.grad
         grad /= np.float32(positions)
-        flat = torch.from_numpy(grad)
-        off = 0
-        for prm in self.net.parameters():
-            k = prm.numel()
-            prm.grad = flat[off : off + k].view_as(prm).clone()
-            off += k
+        params = list(self.net.parameters())
+        for prm, part in zip(params, unflatten(torch.from_numpy(grad), params)):
+            prm.grad = part.clone()
         for group in self.opt.param_groups:
             group["lr"] = lr
         self.opt.step()
