@@ -35,7 +35,6 @@ from bgai.fileio import ensure_directory
 from bgai.train.checkpoint import build_checkpoint, net_from_checkpoint, read_checkpoint, save_checkpoint
 from bgai.train.config import TrainConfig
 from bgai.train.td import SelfPlayTrainer, check_resumable
-from bgai.threads import limit_threads
 
 
 @dataclass
@@ -200,7 +199,6 @@ def train(
     try:
         with open(os.path.join(out_dir, "config.yaml"), "w", encoding="utf-8") as fh:
             yaml.safe_dump(config.to_dict(), fh, sort_keys=False)
-        limit_threads(1)  # self-play processes are config.workers; each kernel runs single-threaded
 
         writer = None
         if tensorboard:

@@ -53,6 +53,7 @@ import torch
 from bgai.equity import swap_perspective
 from bgai.features import Encoder, get_encoder
 from bgai.nets import NetSpec, ValueNet
+from bgai.threads import limit_threads
 from bgai.train.config import TrainConfig
 from bgai.train.selfplay import (
     GameShard,
@@ -238,13 +239,14 @@ class SelfPlayTrainer:
         processes: run shards 1.. in worker processes (default); ``False`` runs every shard in this process, one
             after the other, with the same results (tests and debugging).
 
-    The ``parallel_games`` games are split into ``config.workers`` shards (:mod:`bgai.train.selfplay`), each
-    with its own random stream, so a run is determined by the seed and the number of workers.  The main entry
-    point is :meth:`step` (an update from the games that finished in earlier steps, when enough of their
-    positions wait, and one move in every parallel game); :meth:`state_dict` / :meth:`load_state_dict` capture everything needed to resume exactly.  Call
-    :meth:`close` (or use the trainer as a context manager) to stop the worker processes.  Worker processes are
-    started with ``multiprocessing``'s ``spawn`` method, which imports the main script: a script that makes a
-    trainer with ``workers > 1`` must do so under ``if __name__ == "__main__":``.
+    The ``parallel_games`` games are split into ``config.workers`` shards (:mod:`bgai.train.selfplay`), each with
+    its own random stream, so a run is determined by the seed and the number of workers. The main entry point is
+    :meth:`step` (an update from the games that finished in earlier steps, when enough of their positions wait, and
+    one move in every parallel game); :meth:`state_dict` / :meth:`load_state_dict` capture everything needed to
+    resume exactly. Call :meth:`close` (or use the trainer as a context manager) to stop the worker processes. Every
+    process, this one included (:func:`bgai.threads.limit_threads`), runs torch and BLAS single-threaded. Worker
+    processes are started with ``multiprocessing``'s ``spawn`` method, which imports the main script: a script that
+    makes a trainer with ``workers > 1`` must do so under ``if __name__ == "__main__":``.
 
     Raises:
         SelfPlayWorkerError: a worker process failed (from any method that talks to the workers).
@@ -252,6 +254,9 @@ class SelfPlayTrainer:
 
     def __init__(self, config: TrainConfig, net: ValueNet | None = None, *, processes: bool = True):
         self.config = config
+        # this process plays a shard too: single-threaded kernels, like the workers (a second BLAS or torch
+        # thread only competes with them for the cores)
+        limit_threads(1)
         self.encoder: Encoder = get_encoder(config.encoding)
         if net is None:
             gen = torch.Generator().manual_seed(int(config.seed))
