@@ -1,4 +1,4 @@
-"""Benchmark bgai's input encoders (bgai.features) on self-play afterstates, one run.
+"""Benchmark bgai's input encoders (bgai.model.features) on self-play afterstates, one run.
 
 Positions: every afterstate of a few hundred moves of 512 parallel self-play games (each game plays a
 uniformly random legal move, a finished game restarts), flipped to the side on roll as training encodes them,
@@ -7,7 +7,7 @@ shuffled with a seed and cut to each batch size.  Each encoder is called on the 
 For every batch size the script prints microseconds per position (best round and median round) of
 ``tesauro198`` and ``extended``, and the ratio extended/tesauro198: Tesauro's encoding is the reference for
 scale (a gather and a copy per position; gnubg_nn has no encoder API to compare with).  With ``--old FILE``
-(a saved copy of an earlier bgai/features.py) that module's encoders are timed too, interleaved round by round
+(a saved copy of an earlier bgai/model/features.py) that module's encoders are timed too, interleaved round by round
 with the current ones so that both see the same machine load, and their outputs are checked to be identical.
 
 The clock is process CPU time by default (steadier than wall time on a shared machine; the encoders are
@@ -27,9 +27,9 @@ import time
 
 import numpy as np
 
-from bgai.board import flip, is_game_over, starting_board
-from bgai.features import extended, tesauro198
-from bgai.movegen import afterstates
+from bgai.core.board import flip, is_game_over, starting_board
+from bgai.core.movegen import afterstates
+from bgai.model.features import extended, tesauro198
 
 
 def selfplay_afterstates(total: int, seed: int, games: int = 512) -> np.ndarray:
@@ -80,7 +80,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--wall", action="store_true", help="time wall clock instead of process CPU time")
-    ap.add_argument("--old", default=None, help="a saved copy of an earlier bgai/features.py to time beside")
+    ap.add_argument("--old", default=None, help="a saved copy of an earlier bgai/model/features.py to time beside")
     args = ap.parse_args()
 
     boards = selfplay_afterstates(max(args.batches), args.seed)

@@ -1,8 +1,8 @@
 """Benchmark: games per second of bgai's batched runner against a one-position-at-a-time gnubg-nn loop.
 
-Both sides play pubeval vs pubeval on the same dice (game g uses ``bgai.play.dice_rng(seed, g)``):
+Both sides play pubeval vs pubeval on the same dice (game g uses ``bgai.game.play.dice_rng(seed, g)``):
 
-* bgai: :func:`bgai.evaluate.evaluate` (batched numpy move generation and pubeval scoring), 1 and 2 workers;
+* bgai: :func:`bgai.evaluate.series.evaluate` (batched numpy move generation and pubeval scoring), 1 and 2 workers;
 * reference: the same games played position by position with ``gnubg_nn.pub_best_move`` (GNU Backgammon's C
   move generator and pubeval) in a Python loop, in 1 and 2 processes.
 
@@ -24,13 +24,13 @@ import numpy as np
 def gnubg_game(args) -> tuple[int, int, int]:
     """One pubeval-vs-pubeval game through gnubg_nn.pub_best_move; returns (winner seat, points, plies).
 
-    The dice are drawn exactly as bgai's runner draws them (:mod:`bgai.play`: opening roll, then blocks of
+    The dice are drawn exactly as bgai's runner draws them (:mod:`bgai.game.play`: opening roll, then blocks of
     ``DICE_BLOCK`` rolls from the game's generator), kept as Python lists so the loop itself stays lean.
     """
     import gnubg_nn
 
     from bgai.agents.gnubg import apply_gnubg_move
-    from bgai.play import DICE_BLOCK, dice_rng, opening_roll
+    from bgai.game.play import DICE_BLOCK, dice_rng, opening_roll
 
     seed, g = args
     rng = dice_rng(seed, g)
@@ -77,7 +77,7 @@ def run_gnubg(games: int, seed: int, workers: int):
 def run_bgai(games: int, seed: int, workers: int):
     """Play the games with bgai's runner; returns (wall seconds, CPU seconds of this process, results or None)."""
     from bgai.agents.pubeval import PubevalAgent
-    from bgai.evaluate import CHUNK_GAMES, evaluate, play_unit
+    from bgai.evaluate.series import CHUNK_GAMES, evaluate, play_unit
 
     if workers == 1:
         agent = PubevalAgent()

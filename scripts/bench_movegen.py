@@ -22,10 +22,10 @@ import resource
 import time
 import tracemalloc
 
+import gnubg_nn
 import numpy as np
 
-import gnubg_nn
-from bgai.movegen import afterstates
+from bgai.core.movegen import afterstates
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "reference_positions.npz")
 

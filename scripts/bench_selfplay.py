@@ -77,14 +77,12 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args(argv)
 
-    from bgai.features import get_encoder
-    from bgai.nets import FastForward, NetSpec, ValueNet
+    from bgai.errors import BgaiError
+    from bgai.model.features import get_encoder
+    from bgai.model.nets import FastForward, NetSpec, ValueNet
     from bgai.train.config import load_config
     from bgai.train.td import SelfPlayTrainer
-
-    from bgai.threads import limit_threads
-
-    from bgai.errors import BgaiError
+    from bgai.util.threads import limit_threads
 
     how = limit_threads(1)
     try:

@@ -2,7 +2,7 @@
 """Compare bgai's cube decisions with GNU Backgammon's on positions from real play (money and match scores).
 
 Positions: games of the ``gnubg`` agent (GNU Backgammon 0-ply via gnubg-nn) against itself, played by
-:func:`bgai.play.play_games`; every position before a roll is a candidate.  Each sampled position gets a random
+:func:`bgai.game.play.play_games`; every position before a roll is a candidate.  Each sampled position gets a random
 cube context (seeded): money (centred cube with the Jacoby rule on or off, or a 2/4-cube owned by the side on
 roll) or match play (length 3..25, random score, centred or owned cube, Crawford and post-Crawford games,
 2-away/2-away...).
@@ -12,7 +12,7 @@ GNU Backgammon (the Debian package ``gnubg``, run headless as ``gnubg -t -q``) g
 ``set beavers 0``; its "Cube analysis" gives the 0-ply probabilities, the cubeful equities (no double,
 double/take, double/pass) and the proper cube action.  bgai computes the same from
 
-* **gnubg's printed probabilities** (6 decimals): the check of the cube logic alone (:mod:`bgai.cube`);
+* **gnubg's printed probabilities** (6 decimals): the check of the cube logic alone (:mod:`bgai.game.cube`);
 * **the gnubg agent's probabilities** (``gnubg_nn.probabilities`` 0-ply): bgai's whole pipeline.
 
 Reported: agreement of the proper cube action (the exact text, e.g. ``'No double, take'``), of double/no double
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bgai.cube import CLASS_BEAROFF2, CENTRED, ME, CubeState, analyse_cube, classify_positions, cube_efficiency
+from bgai.game.cube import CENTRED, CLASS_BEAROFF2, ME, CubeState, analyse_cube, classify_positions, cube_efficiency
 
 GNUBG_CANDIDATES = ("gnubg", "/usr/games/gnubg")
 
@@ -66,7 +66,7 @@ class Case:
 def sample_positions(n_games: int, seed: int) -> np.ndarray:
     """Positions before each roll (side on roll's view) from ``n_games`` gnubg-agent self-play games."""
     from bgai.agents.gnubg import GnubgAgent
-    from bgai.play import dice_rng, play_games
+    from bgai.game.play import dice_rng, play_games
 
     agent = GnubgAgent()
     res = play_games((agent, agent), [dice_rng(seed, g) for g in range(n_games)], np.random.default_rng(seed),
@@ -97,8 +97,8 @@ def random_state(rng: np.random.Generator) -> CubeState:
 
 def to_ids(board: np.ndarray, state: CubeState) -> tuple[str, str]:
     """Position ID and Match ID with gnubg's player 1 on roll (the side on roll = bgai's row 0)."""
+    from bgai.core.position_id import encode_position_id
     from bgai.formats.match_id import MatchState, encode_match_id
-    from bgai.formats.position_id import encode_position_id
 
     owner = -1 if state.owner == CENTRED else (1 if state.owner == ME else 0)
     ms = MatchState(

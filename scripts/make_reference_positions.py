@@ -23,9 +23,8 @@ import argparse
 import os
 import tempfile
 
-import numpy as np
-
 import gnubg_nn
+import numpy as np
 
 KIND_NAMES = ("opening", "middle", "random", "bar2", "closed", "race", "bearoff")
 QUOTA = {"opening": 60, "middle": 260, "random": 240, "bar2": 130, "closed": 100, "race": 120, "bearoff": 220}

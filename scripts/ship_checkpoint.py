@@ -29,8 +29,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from bgai.errors import BgaiError
-    from bgai.evaluate import write_json_atomic
-    from bgai.train.checkpoint import build_checkpoint, load_net, save_checkpoint
+    from bgai.evaluate.series import write_json_atomic
+    from bgai.model.bundle import build_checkpoint, load_net, save_checkpoint
 
     try:
         nets = [load_net(src) for src in args.source]

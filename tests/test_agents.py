@@ -10,9 +10,10 @@ from bgai.agents.heuristic import BlockerAgent, RacerAgent, exposed_blots, longe
 from bgai.agents.pubeval import PubevalAgent
 from bgai.agents.random import RandomAgent
 from bgai.agents.registry import BUILTINS, make_agent, parse_spec
-from bgai.board import Position, starting_board
+from bgai.core.board import starting_board
+from bgai.core.movegen import afterstates
+from bgai.core.position import Position
 from bgai.errors import AgentSpecError, CheckpointError
-from bgai.movegen import afterstates
 
 
 def moved(board: np.ndarray, steps: list[tuple[int, int]]) -> np.ndarray:
@@ -150,7 +151,7 @@ def test_blocker_prefers_hitting_and_safety():
 
 
 def test_heuristics_play_legal_moves_in_games():
-    from bgai.play import dice_rng, play_games
+    from bgai.game.play import dice_rng, play_games
 
     res = play_games(
         (RacerAgent(), BlockerAgent()), [dice_rng(5, g) for g in range(20)], np.random.default_rng(0), record=True

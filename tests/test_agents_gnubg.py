@@ -7,8 +7,9 @@ import sys
 import numpy as np
 import pytest
 
-from bgai.board import Position, flip, starting_board
-from bgai.equity import cubeless_equity
+from bgai.core.board import flip, starting_board
+from bgai.core.equity import cubeless_equity
+from bgai.core.position import Position
 from bgai.errors import AgentSpecError
 
 gnubg_nn = pytest.importorskip("gnubg_nn")

@@ -5,9 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgai.board import (
+from bgai.core.board import (
     BAR,
-    Position,
     flip,
     is_game_over,
     off_counts,
@@ -17,6 +16,7 @@ from bgai.board import (
     validate,
     validation_errors,
 )
+from bgai.core.position import Position
 from bgai.errors import InvalidPositionError
 
 

@@ -127,7 +127,7 @@ def test_hint_json_gnubg_has_probabilities(capsys):
 
 
 def test_hint_no_legal_play(capsys):
-    from bgai.board import Position
+    from bgai.core.position import Position
 
     pos = Position.from_points({1: 13}, {1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 2}, me_bar=2)
     code, out, _ = run(capsys, "hint", pos.position_id(), "65", "--json")

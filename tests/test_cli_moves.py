@@ -10,11 +10,11 @@ import sys
 import numpy as np
 import pytest
 
-from bgai.board import Position
 from bgai.cli import main
 from bgai.cli.moves import parse_dice
+from bgai.core.position import Position
+from bgai.core.position_id import decode_position_id, encode_position_id, encode_position_ids
 from bgai.errors import InvalidDiceError
-from bgai.formats.position_id import decode_position_id, encode_position_id, encode_position_ids
 
 try:
     import gnubg_nn  # the reference: GNU Backgammon's own code (dev dependency gnubg-nn)

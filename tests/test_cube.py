@@ -12,8 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgai.board import Position, starting_board
-from bgai.cube import (
+from bgai.core.board import starting_board
+from bgai.core.position import Position
+from bgai.errors import BgaiError, MatchStateError
+from bgai.game.cube import (
     CENTRED,
     CLASS_BEAROFF1,
     CLASS_BEAROFF2,
@@ -33,8 +35,7 @@ from bgai.cube import (
     money_cubeful_equity,
     money_points,
 )
-from bgai.errors import BgaiError, MatchStateError
-from bgai.met import load_met
+from bgai.game.met import load_met
 
 START_PROBS = np.array([0.52151, 0.15392, 0.00756, 0.12985, 0.00755])  # gnubg 1.07 0-ply, opening position
 

@@ -1,4 +1,4 @@
-"""Cubeful money sessions and matches through the game runner (bgai.play_cube)."""
+"""Cubeful money sessions and matches through the game runner (bgai.game.play_cube)."""
 
 from __future__ import annotations
 
@@ -6,18 +6,12 @@ import numpy as np
 import pytest
 
 from bgai.agents.registry import make_agent
-from bgai.cube import CubeState
 from bgai.errors import BgaiError, MatchStateError
-from bgai.match import MatchRules
-from bgai.play import dice_rng, play_games
-from bgai.play_cube import (
-    CubePolicy,
-    JanowskiCubePolicy,
-    NeverDoubleAlwaysTake,
-    cube_policy_for,
-    evaluate_cubeful,
-    play_cubeful,
-)
+from bgai.evaluate.cubeful import evaluate_cubeful
+from bgai.game.cube import CubeState
+from bgai.game.match import MatchRules
+from bgai.game.play import dice_rng, play_games
+from bgai.game.play_cube import CubePolicy, JanowskiCubePolicy, NeverDoubleAlwaysTake, cube_policy_for, play_cubeful
 
 
 class Scripted(CubePolicy):

@@ -1,12 +1,12 @@
-"""bgai.equity.finished_probabilities: exact values of finished games (single, gammon, backgammon)."""
+"""bgai.core.equity.finished_probabilities: exact values of finished games (single, gammon, backgammon)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from bgai.board import starting_board
-from bgai.equity import OUTPUTS, cubeless_equity, finished_probabilities
+from bgai.core.board import starting_board
+from bgai.core.equity import OUTPUTS, cubeless_equity, finished_probabilities
 from bgai.errors import InvalidPositionError
 
 
@@ -55,7 +55,7 @@ def test_random_finished_boards_match_result_kind_and_one_copy_serves_all():
     """On many random boards: finished ones get exactly the loss that result_kind scores; unfinished are skipped.
     The neural agent, the trainer and the numpy bot all use this one function."""
     pytest.importorskip("torch")
-    from bgai.board import result_kind
+    from bgai.core.board import result_kind
 
     rng = np.random.default_rng(11)
     boards = np.zeros((500, 2, 25), dtype=np.int8)
@@ -74,7 +74,7 @@ def test_random_finished_boards_match_result_kind_and_one_copy_serves_all():
     assert 0 < over.sum() < len(boards) and probs[:, 3].sum() > 0 and probs[:, 4].sum() > 0
 
     import bgai.agents.neural as neural
-    import bgai.infer as infer
+    import bgai.agents.numpy_bot as infer
     import bgai.train.selfplay as td
 
     assert neural.finished_probabilities is finished_probabilities

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from bgai.cli import main
-from bgai.evaluate import EvalReport, SideStats, name_width, side_labels
+from bgai.evaluate.series import EvalReport, SideStats, name_width, side_labels
 
 
 def run(capsys, *argv):
@@ -25,8 +25,8 @@ def _no_games(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("games were played before --json was checked")
 
-    monkeypatch.setattr("bgai.evaluate.evaluate", boom)
-    monkeypatch.setattr("bgai.play_cube.evaluate_cubeful", boom)
+    monkeypatch.setattr("bgai.evaluate.series.evaluate", boom)
+    monkeypatch.setattr("bgai.evaluate.cubeful.evaluate_cubeful", boom)
 
 
 @pytest.mark.parametrize("extra", [[], ["--cube"]])
@@ -116,7 +116,7 @@ def test_long_agent_names_not_truncated():
 
 
 def test_report_counts_work_units_of_the_series():
-    from bgai.evaluate import evaluate
+    from bgai.evaluate.series import evaluate
 
     rep = evaluate("pubeval", "racer", 8, 3, chunk_games=2)
     assert rep.to_dict()["chunk_games"] == 2 and rep.workers == 1

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from bgai.agents.pubeval import PubevalAgent, is_race, pubeval_scores
-from bgai.board import starting_board
+from bgai.analysis.plays import rank_plays
+from bgai.core.board import starting_board
+from bgai.core.movegen import afterstates
 from bgai.errors import AgentSpecError, BgaiError, CheckpointError
-from bgai.evaluate import Z95, evaluate, rank_plays, summarize, write_json_atomic
-from bgai.movegen import afterstates
-from bgai.play import GameResults
+from bgai.evaluate.series import Z95, evaluate, summarize, write_json_atomic
+from bgai.game.play import GameResults
 
 
 def test_pubeval_crushes_random():
@@ -137,7 +138,7 @@ def test_rank_plays_pubeval_best_first_and_matches_choose():
 def test_rank_plays_with_probabilities():
     pytest.importorskip("gnubg_nn")
     from bgai.agents.gnubg import GnubgAgent
-    from bgai.equity import cubeless_equity
+    from bgai.core.equity import cubeless_equity
 
     ranked = rank_plays(GnubgAgent(), starting_board()[None], np.array([[3, 1]]))[0]
     assert len(ranked) == 16

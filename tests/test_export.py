@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 import torch
 
-from bgai.board import flip
+from bgai.agents.numpy_bot import NumpyAgent, load_model
 from bgai.cli import main
-from bgai.equity import cubeless_equity
+from bgai.core.board import flip
+from bgai.core.equity import cubeless_equity
+from bgai.core.movegen import afterstates
 from bgai.errors import CheckpointError
-from bgai.features import get_encoder
-from bgai.infer import NumpyAgent, load_model
-from bgai.movegen import afterstates
-from bgai.nets import NetSpec, ValueNet
+from bgai.model.features import get_encoder
+from bgai.model.nets import NetSpec, ValueNet
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REF = np.load(os.path.join(ROOT, "tests", "data", "reference_positions.npz"))["boards"]
@@ -45,7 +45,7 @@ def _positions(n: int, seed: int = 3) -> np.ndarray:
 
 
 def _make_checkpoint(path: str, encoding: str, hidden, activation: str, seed: int) -> str:
-    from bgai.train.checkpoint import build_checkpoint, save_checkpoint
+    from bgai.model.bundle import build_checkpoint, save_checkpoint
 
     enc = get_encoder(encoding)
     net = ValueNet(NetSpec(enc.size, tuple(hidden), activation), torch.Generator().manual_seed(seed))
@@ -90,7 +90,7 @@ def test_onnx_interface_and_metadata(exported):
     (inp,), (outp,) = m.graph.input, m.graph.output
     assert inp.name == "features" and outp.name == "probs"
     dims = [d.dim_param or d.dim_value for d in inp.type.tensor_type.shape.dim]
-    from bgai.train.checkpoint import load_net
+    from bgai.model.bundle import load_net
 
     _, enc, _ = load_net(ckpt)
     assert dims == ["batch", enc.size]
@@ -107,7 +107,7 @@ def test_onnx_interface_and_metadata(exported):
 def test_golden_file_matches_onnxruntime_and_the_encoder(exported):
     import onnxruntime as ort
 
-    from bgai.formats.position_id import decode_position_id
+    from bgai.core.position_id import decode_position_id
 
     _, out = exported
     golden = json.load(open(out[:-5] + ".golden.json"))
@@ -167,8 +167,8 @@ class Block:
         return None
 sys.meta_path.insert(0, Block())
 import json, numpy as np
-from bgai.infer import NumpyAgent
-from bgai.formats.position_id import decode_position_id
+from bgai.agents.numpy_bot import NumpyAgent
+from bgai.core.position_id import decode_position_id
 bot = NumpyAgent.load({out!r})
 golden = json.load(open({out[:-5] + '.golden.json'!r}))
 b = np.stack([decode_position_id(p) for p in golden['positions']])

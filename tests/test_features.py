@@ -5,10 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgai.board import flip, starting_board
+from bgai.core.board import flip, starting_board
 from bgai.errors import CheckpointError, ConfigError, InvalidPositionError
-from bgai.features import ENCODERS, check_encoding, escape_table, extended, get_encoder, tesauro198
-
+from bgai.model.features import ENCODERS, check_encoding, escape_table, extended, get_encoder, tesauro198
 
 # ---- slow, obvious references (one position at a time, in points) ----------------------------------------
 

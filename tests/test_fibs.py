@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgai.board import Position, starting_board
+from bgai.core.board import starting_board
+from bgai.core.position import Position
 from bgai.errors import FIBSBoardError
 from bgai.formats.fibs import FIBSState, format_fibs_board, interpret_fibs_board, parse_fibs_board
 

@@ -1,4 +1,4 @@
-"""bgai.fileio: atomic writes, permissions, clean-up and error messages."""
+"""bgai.util.fileio: atomic writes, permissions, clean-up and error messages."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import stat
 import pytest
 
 from bgai.errors import BgaiError
-from bgai.evaluate import write_json_atomic
-from bgai.fileio import atomic_write, atomic_write_bytes, atomic_write_json
+from bgai.evaluate.series import write_json_atomic
+from bgai.util.fileio import atomic_write, atomic_write_bytes, atomic_write_json
 
 
 @pytest.fixture
@@ -85,7 +85,7 @@ def test_unwritable_directory(tmp_path):
 
 def test_permission_denied_message(tmp_path, monkeypatch):
     """Runs as root too: the OS refusal is simulated at ``os.open``."""
-    import bgai.fileio as fileio
+    import bgai.util.fileio as fileio
 
     def denied(*a, **k):
         raise PermissionError(13, "Permission denied")
@@ -125,7 +125,7 @@ def test_unserialisable_json_creates_nothing(tmp_path):
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
 def test_probe_finds_a_directory_where_nothing_can_be_created():
-    from bgai.fileio import check_destination
+    from bgai.util.fileio import check_destination
 
     assert check_destination("/tmp/bgai-probe.json", probe=True) == "/tmp"
     with pytest.raises(BgaiError, match="cannot write '/proc/bgai.json'"):

@@ -107,7 +107,7 @@ def test_hint_pubeval_with_match_id_says_cubeless(capsys):
 
 def test_cube_hint_cubeless_equity_is_plain_money_equity(capsys):
     pytest.importorskip("gnubg_nn")
-    from bgai.equity import OUTPUTS, cubeless_equity
+    from bgai.core.equity import OUTPUTS, cubeless_equity
 
     d = _hint_json(capsys, BEAROFF_GAMMON)["cube"]
     probs = np.array([d["probabilities"][k] for k in OUTPUTS])
@@ -137,8 +137,8 @@ def test_cube_hint_when_doubling_is_not_allowed(capsys, match_id, reason):
 
 
 def test_cube_presentation_refuses_after_the_roll():
-    from bgai.cube import CubeState, cube_decision, cube_decision_dict, format_cube_decision
     from bgai.errors import MatchStateError
+    from bgai.game.cube import CubeState, cube_decision, cube_decision_dict, format_cube_decision
 
     d = cube_decision([0.9, 0.2, 0.0, 0.0, 0.0], CubeState(), 0.68)
     for fn in (format_cube_decision, cube_decision_dict):
@@ -170,8 +170,8 @@ def test_hint_pass_has_the_moves_shape(capsys, monkeypatch):
     assert [(p["play"], p["position_id"]) for p in hint["plays"]] == [(p["play"], p["position_id"])
                                                                      for p in moves["plays"]] == [("", PASS_POSITION)]
     from bgai.agents.registry import make_agent
-    from bgai.equity import cubeless_equity
-    from bgai.formats.position_id import decode_position_id
+    from bgai.core.equity import cubeless_equity
+    from bgai.core.position_id import decode_position_id
 
     ref = make_agent("gnubg").afterstate_probabilities(decode_position_id(PASS_POSITION)[None])
     assert hint["plays"][0]["equity"] == pytest.approx(float(cubeless_equity(ref)[0]), abs=1e-6)

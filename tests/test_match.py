@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from bgai.board import Position, starting_board
-from bgai.cube import CENTRED, ME, OPPONENT
+from bgai.core.board import starting_board
+from bgai.core.position import Position
 from bgai.errors import MatchIDError, MatchStateError
 from bgai.formats.match_id import MatchState, encode_match_id
-from bgai.match import Match, MatchRules, cube_state_from_match_id, match_from_match_id
+from bgai.game.cube import CENTRED, ME, OPPONENT
+from bgai.game.match import Match, MatchRules, cube_state_from_match_id, match_from_match_id
 
 
 def test_cube_starts_centred_and_either_player_may_double():

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from bgai.errors import MatchStateError
-from bgai.met import MatchEquityTable, load_met
+from bgai.game.met import MatchEquityTable, load_met
 
 GNUBG_MET = "/usr/share/gnubg/met/Kazaross-XG2.xml"
 

@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgai.board import pip_counts, validate
-from bgai.movegen import _afterstates_reference, afterstates, legal_plays
+from bgai.core.board import pip_counts, validate
+from bgai.core.movegen import _afterstates_reference, afterstates, legal_plays
 
 
 @st.composite

@@ -1,4 +1,4 @@
-"""Cross-check of bgai.movegen.afterstates against GNU Backgammon's move generator (gnubg_nn.moves).
+"""Cross-check of bgai.core.movegen.afterstates against GNU Backgammon's move generator (gnubg_nn.moves).
 
 The fixture tests/data/reference_positions.npz (made by scripts/make_reference_positions.py, seeded) holds
 positions from real play -- gnubg 0-ply self-play and random play: openings, middle games, two or more on the
@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pytest
 
-from bgai.movegen import afterstates, legal_plays
+from bgai.core.movegen import afterstates, legal_plays
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "data", "reference_positions.npz")
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], dtype=np.int64)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bgai.board import Position, result_kind, starting_board
+from bgai.core.board import result_kind, starting_board
+from bgai.core.movegen import afterstates, apply_steps, legal_plays
+from bgai.core.position import Position
 from bgai.errors import InvalidDiceError, InvalidPositionError
-from bgai.movegen import afterstates, apply_steps, legal_plays
 
 
 def position(me, opp_on_my_points, me_bar=0, opp_bar=0) -> Position:

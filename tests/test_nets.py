@@ -5,11 +5,11 @@ import pytest
 import torch
 
 from bgai.agents.neural import NeuralAgent
-from bgai.board import flip, starting_board
-from bgai.equity import cubeless_equity, swap_perspective
+from bgai.core.board import flip, starting_board
+from bgai.core.equity import cubeless_equity, swap_perspective
 from bgai.errors import CheckpointError, ConfigError
-from bgai.features import get_encoder
-from bgai.nets import FastForward, NetSpec, ValueNet
+from bgai.model.features import get_encoder
+from bgai.model.nets import FastForward, NetSpec, ValueNet
 
 
 def make(hidden=(16,), activation="sigmoid", seed=0, enc="extended"):
@@ -48,7 +48,7 @@ def test_afterstate_value_is_swapped_evaluation_of_flipped_position():
     """The one perspective rule: value(afterstate, for the mover) = swap(net(flip(afterstate)))."""
     net, enc = make(seed=1)
     agent = NeuralAgent(net, enc, ply=0)
-    from bgai.movegen import afterstates
+    from bgai.core.movegen import afterstates
 
     after, _ = afterstates(starting_board()[None], np.array([[3, 1]]))
     mine = agent.afterstate_probabilities(after)

@@ -4,14 +4,14 @@ import numpy as np
 import pytest
 import torch
 
-from bgai.agents.neural import ROLL_WEIGHTS, ROLLS, NeuralAgent, _prune, finished_probabilities, group_argmax
 from bgai.agents.base import best_per_input
-from bgai.board import flip, starting_board
+from bgai.agents.neural import ROLL_WEIGHTS, ROLLS, NeuralAgent, _prune, finished_probabilities, group_argmax
+from bgai.core.board import flip, starting_board
+from bgai.core.movegen import afterstates
 from bgai.errors import AgentSpecError, CheckpointError
-from bgai.features import get_encoder
-from bgai.movegen import afterstates
-from bgai.nets import NetSpec, ValueNet
-from bgai.train.checkpoint import build_checkpoint, save_checkpoint
+from bgai.model.bundle import build_checkpoint, save_checkpoint
+from bgai.model.features import get_encoder
+from bgai.model.nets import NetSpec, ValueNet
 
 
 @pytest.fixture(scope="module")

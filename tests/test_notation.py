@@ -8,10 +8,11 @@ import os
 import numpy as np
 import pytest
 
-from bgai.board import Position, starting_board
+from bgai.core.board import starting_board
+from bgai.core.movegen import legal_plays, parse_play
+from bgai.core.notation import format_play, format_play_plain, parse_moves
+from bgai.core.position import Position
 from bgai.errors import AmbiguousMoveError, IllegalMoveError, NotationError
-from bgai.formats.notation import format_play, format_play_plain, parse_moves, parse_play
-from bgai.movegen import legal_plays
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "data", "reference_positions.npz")
 

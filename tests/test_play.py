@@ -8,9 +8,9 @@ import pytest
 from bgai.agents.base import Agent
 from bgai.agents.pubeval import PubevalAgent
 from bgai.agents.random import RandomAgent
-from bgai.board import NUM_CHECKERS, flip, result_kind, starting_board
-from bgai.movegen import afterstates
-from bgai.play import DICE_BLOCK, DiceStreams, GameResults, dice_rng, opening_roll, play_games
+from bgai.core.board import NUM_CHECKERS, flip, result_kind, starting_board
+from bgai.core.movegen import afterstates
+from bgai.game.play import DICE_BLOCK, DiceStreams, GameResults, dice_rng, opening_roll, play_games
 
 
 def test_opening_roll_never_a_double_and_uniform_over_the_15_pairs():

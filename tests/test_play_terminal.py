@@ -13,10 +13,10 @@ import time
 import numpy as np
 import pytest
 
-from bgai.formats.position_id import decode_position_id
-from bgai.movegen import legal_plays
+from bgai.core.movegen import legal_plays
+from bgai.core.position_id import decode_position_id
 from bgai.serve.bot import Bot
-from bgai.tui import HUMAN, TerminalGame
+from bgai.tui.terminal import HUMAN, TerminalGame
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -138,7 +138,7 @@ def test_illegal_and_ambiguous_plays_are_explained():
 
 
 def test_board_score_moves_and_help_commands():
-    from bgai.board import starting_board
+    from bgai.core.board import starting_board
 
     g, text = _game_at(starting_board(), (3, 1), ["board", "score", "moves", "help", "8/5 6/5"])
     assert text.count("Position ID: 4HPwATDgc/ABMA") >= 2
@@ -215,8 +215,8 @@ def test_bad_arguments():
 
 def test_help_is_the_written_help_text():
     """QA: ``help`` printed a fragment of the module docstring (with ``roll`` markup, starting mid-sentence)."""
-    from bgai.board import starting_board
-    from bgai.tui import HELP_TEXT
+    from bgai.core.board import starting_board
+    from bgai.tui.terminal import HELP_TEXT
 
     _, text = _game_at(starting_board(), (3, 1), ["help", "8/5 6/5"])
     assert HELP_TEXT in text

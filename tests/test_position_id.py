@@ -9,14 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgai.board import Position, starting_board
-from bgai.errors import BgaiError, InvalidPositionError, PositionIDError
-from bgai.formats.position_id import (
+from bgai.core.board import starting_board
+from bgai.core.position import Position
+from bgai.core.position_id import (
     decode_position_id,
     decode_position_ids,
     encode_position_id,
     encode_position_ids,
 )
+from bgai.errors import BgaiError, InvalidPositionError, PositionIDError
 
 try:
     import gnubg_nn  # the reference: GNU Backgammon's own code (dev dependency gnubg-nn)

@@ -13,8 +13,8 @@ import pytest
 
 from bgai.agents.gnubg import apply_gnubg_move
 from bgai.agents.pubeval import WIN_SCORE, PubevalAgent, is_race, pubeval_scores, weights
-from bgai.board import starting_board
-from bgai.movegen import afterstates
+from bgai.core.board import starting_board
+from bgai.core.movegen import afterstates
 
 gnubg_nn = pytest.importorskip("gnubg_nn")
 

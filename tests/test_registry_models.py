@@ -12,17 +12,17 @@ import torch
 from bgai.agents import registry
 from bgai.agents.registry import default_model_spec, make_agent, resolve_spec
 from bgai.cli import main
+from bgai.core.position_id import decode_position_id
 from bgai.errors import AgentSpecError, CheckpointError
-from bgai.formats.position_id import decode_position_id
 
 POSITIONS = ["4HPwATDgc/ABMA", "HC/wATDg8+AxAA", "zGbiIQgxH/AAWA", "AACAewAAgAYAAA", "8N4ZAAbg/xMAIA"]
 
 
 def _make_checkpoint(path, seed: int = 5) -> str:
     """A freshly initialised net (weights scaled up so plays differ), saved with bgai's checkpoint writer."""
-    from bgai.features import get_encoder
-    from bgai.nets import NetSpec, ValueNet
-    from bgai.train.checkpoint import build_checkpoint, save_checkpoint
+    from bgai.model.bundle import build_checkpoint, save_checkpoint
+    from bgai.model.features import get_encoder
+    from bgai.model.nets import NetSpec, ValueNet
 
     enc = get_encoder("tesauro198")
     net = ValueNet(NetSpec(enc.size, (24,), "sigmoid"), torch.Generator().manual_seed(seed))
@@ -36,7 +36,7 @@ def _make_checkpoint(path, seed: int = 5) -> str:
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
     """``(checkpoint path, onnx path, npz path)``."""
-    from bgai.export import export_checkpoint
+    from bgai.model.export import export_checkpoint
 
     d = tmp_path_factory.mktemp("models")
     ckpt = _make_checkpoint(d / "net.pt")
@@ -119,7 +119,7 @@ def test_config_file_as_agent(tmp_path, capsys):
 
 def test_exported_models_play_like_the_checkpoint_at_0_ply(model, capsys):
     from bgai.agents.neural import NeuralAgent
-    from bgai.infer import NumpyAgent
+    from bgai.agents.numpy_bot import NumpyAgent
 
     ckpt, onnx_path, npz_path = model
     boards = np.stack([decode_position_id(p) for p in POSITIONS])
@@ -137,7 +137,8 @@ def test_exported_models_play_like_the_checkpoint_at_0_ply(model, capsys):
 
 
 def test_exported_model_errors(model, tmp_path):
-    from bgai import export, infer
+    from bgai.agents import numpy_bot as infer
+    from bgai.model import export
 
     assert infer.EXPORT_FORMAT == export.EXPORT_FORMAT
     _, onnx_path, _ = model

@@ -11,9 +11,9 @@ import threading
 import numpy as np
 import pytest
 
-from bgai.board import starting_board
+from bgai.core.board import starting_board
+from bgai.core.movegen import apply_steps, legal_plays
 from bgai.formats.fibs import FIBSState, format_fibs_board, interpret_fibs_board
-from bgai.movegen import apply_steps, legal_plays
 from bgai.serve.bot import Bot
 from bgai.serve.external import MAX_LINE, ExternalServer, ExternalSession
 
@@ -217,8 +217,8 @@ def test_evaluation_needs_probabilities(server):
 
 @needs_gnubg_nn
 def test_evaluation_and_cube_answers_with_a_probability_agent():
-    from bgai.cube import CubeState, analyse_cube, cube_efficiency
-    from bgai.equity import cubeless_equity
+    from bgai.core.equity import cubeless_equity
+    from bgai.game.cube import CubeState, analyse_cube, cube_efficiency
 
     bot = Bot.from_spec("gnubg")
     s = ExternalSession(bot, np.random.default_rng(0))
@@ -240,7 +240,7 @@ def test_evaluation_and_cube_answers_with_a_probability_agent():
     assert s.handle(format_fibs_board(FIBSState(board=me))) in ("double\n", "roll\n")
     # being doubled in that position (from the hopeless side): drop
     assert s.handle(format_fibs_board(FIBSState(board=me[::-1].copy(), doubled=True))) == "drop\n"
-    # a gammonish but not hopeless position for the doubled side: the advice equals bgai.cube's
+    # a gammonish but not hopeless position for the doubled side: the advice equals bgai.game.cube's
     start_doubled = format_fibs_board(FIBSState(board=starting_board(), doubled=True))
     assert s.handle(start_doubled) == "take\n"
     # resignations: a single offered by a side that is being gammoned -> reject, unless the Jacoby rule makes

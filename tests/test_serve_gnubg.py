@@ -80,7 +80,7 @@ def _our_actions(exchanges: list[tuple[str, str]]) -> list[tuple]:
 def _same(theirs: tuple, ours: tuple) -> bool:
     """Same action; for plays the same dice and the same resulting position (gnubg records its own step order,
     e.g. 13/7 7/4 for bgai's 13/10 10/4)."""
-    from bgai.movegen import apply_steps
+    from bgai.core.movegen import apply_steps
 
     if theirs[0] != ours[0] or theirs[0] != "move":
         return theirs == ours[:1] if ours[0] != "move" else False
@@ -230,8 +230,8 @@ def test_fibs_boards_are_read_as_gnubg_reads_them(tmp_path):
     roll and cube it reads from a board line; bgai must read the same from every convention of writing it."""
     import numpy as np
 
+    from bgai.core.position_id import encode_position_id
     from bgai.formats.fibs import FIBSState, interpret_fibs_board
-    from bgai.formats.position_id import encode_position_id
 
     eng = GnubgEngine(tmp_path)
     ask = eng.ask

@@ -10,9 +10,9 @@ import httpx
 import numpy as np
 import pytest
 
-from bgai.board import starting_board
-from bgai.formats.position_id import encode_position_id
-from bgai.movegen import legal_plays
+from bgai.core.board import starting_board
+from bgai.core.movegen import legal_plays
+from bgai.core.position_id import encode_position_id
 from bgai.serve.bot import Bot
 from bgai.serve.http import create_app
 
@@ -194,8 +194,8 @@ def test_malformed_requests_get_4xx_json_saying_what_is_wrong(pubeval, query, st
 
 
 def test_evaluate_and_cube_with_a_probability_agent(gnubg):
-    from bgai.cube import CubeState, analyse_cube, cube_efficiency
-    from bgai.equity import cubeless_equity
+    from bgai.core.equity import cubeless_equity
+    from bgai.game.cube import CubeState, analyse_cube, cube_efficiency
 
     c = gnubg.client
     bot = Bot.from_spec("gnubg")
@@ -224,7 +224,7 @@ def test_evaluate_and_cube_with_a_probability_agent(gnubg):
     assert r["double"] is False  # the opponent owns the cube
     a = analyse_cube(bot.probabilities(starting_board()), CubeState(2, 1, 9, (4, 2)), 0.68)
     assert r["no_double"] == pytest.approx(float(a.no_double[0]))
-    assert r["policy"] == "bgai.cube"
+    assert r["policy"] == "bgai.game.cube"
     # a hopeless position for the opponent: double, and the opponent should pass
     b = np.zeros((2, 25), dtype=np.int8)
     b[0, 0:5] = 3
@@ -278,7 +278,6 @@ def test_cli_serve_http_runs_the_api_and_the_page():
 def test_concurrent_requests_get_their_own_answers(pubeval):
     """Eight threads ask about different positions at once; every answer equals the one given alone."""
     import os
-
     from concurrent.futures import ThreadPoolExecutor
 
     ref = np.load(os.path.join(os.path.dirname(__file__), "data", "reference_positions.npz"))["boards"]

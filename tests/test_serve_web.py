@@ -16,13 +16,11 @@ import shutil
 import subprocess
 
 import pytest
-
-from bgai.board import flip, is_game_over, result_kind, starting_board
-from bgai.formats.notation import parse_play
-from bgai.movegen import legal_plays
-from bgai.serve.bot import Bot
-
 from test_serve_http import Server  # noqa: E402 (tests/ is on sys.path under pytest)
+
+from bgai.core.board import flip, is_game_over, result_kind, starting_board
+from bgai.core.movegen import legal_plays, parse_play
+from bgai.serve.bot import Bot
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser"), shutil.which("google-chrome")) if p), None)
 pytestmark = pytest.mark.skipif(

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from bgai.equity import swap_perspective
-from bgai.nets import NetSpec, ValueNet
-from bgai.train.td import lambda_returns, linear_schedule, offline_trace_increments, terminal_targets
+from bgai.core.equity import swap_perspective
+from bgai.model.nets import NetSpec, ValueNet
+from bgai.train.targets import lambda_returns, terminal_targets
+from bgai.train.td import linear_schedule, offline_trace_increments
 
 
 def test_terminal_targets():

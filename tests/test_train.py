@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from bgai.errors import BgaiError, CheckpointError, ConfigError
-from bgai.train.checkpoint import load_net, read_checkpoint, save_checkpoint
+from bgai.model.bundle import load_net, read_checkpoint, save_checkpoint
 from bgai.train.config import TrainConfig, load_config, parse_override
 from bgai.train.run import train
 from bgai.train.td import SelfPlayTrainer
@@ -70,7 +70,7 @@ def test_config_overrides_and_errors(tmp_path):
 # --- self-play ----------------------------------------------------------------------------------------------
 
 def test_selfplay_games_are_legal_and_finish():
-    from bgai.movegen import afterstates
+    from bgai.core.movegen import afterstates
 
     tr = SelfPlayTrainer(tiny())
     shard = tr.shards[0]
@@ -103,7 +103,7 @@ def test_selfplay_games_are_legal_and_finish():
 def test_short_run_learns_to_beat_random_and_logs(tmp_path):
     """400 self-play games: the network already crushes a random player; checkpoint and logs are written."""
     from bgai.agents.neural import NeuralAgent
-    from bgai.evaluate import evaluate
+    from bgai.evaluate.series import evaluate
 
     cfg = tiny(games=400, parallel_games=64, hidden=[16], encoding="extended", exploration=0.0, lr=0.01,
                seed=1, log_every=100)
@@ -167,7 +167,7 @@ def test_worker_processes_play_the_same_games_as_one_process():
 
 def test_one_update_over_all_shards_equals_one_over_all_games():
     """The shards' summed gradients / positions == the gradient of the mean loss over all their games."""
-    from bgai.train.td import lambda_returns, terminal_targets
+    from bgai.train.targets import lambda_returns, terminal_targets
 
     tr = SelfPlayTrainer(tiny(parallel_games=32, workers=3), processes=False)
     while sum(s.pending_positions() for s in tr.shards) < 200 or not all(s.pending for s in tr.shards):

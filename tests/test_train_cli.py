@@ -4,7 +4,7 @@ import json
 import os
 
 from bgai.cli import main
-from bgai.train.checkpoint import read_checkpoint
+from bgai.model.bundle import read_checkpoint
 
 TINY_YAML = """
 encoding: tesauro198

@@ -7,9 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgai.board import Position, starting_board
+from bgai.core.board import starting_board
+from bgai.core.position import Position
+from bgai.core.position_id import encode_position_id
 from bgai.errors import FormatError, InvalidPositionError
-from bgai.formats.position_id import encode_position_id
 from bgai.formats.wildbg import board_from_wildbg, to_wildbg, to_wildbg_pips
 
 # wildbg README: the starting position with 3-1

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgai.board import flip, starting_board
+from bgai.core.board import flip, starting_board
+from bgai.core.position_id import decode_position_id, encode_position_id
 from bgai.errors import FormatError, XGIDError
-from bgai.formats.position_id import decode_position_id, encode_position_id
 from bgai.formats.xgid import XGIDState, decode_xgid, encode_xgid
 
 START = "XGID=-b----E-C---eE---c-e----B-:0:0:1:52:0:0:3:0:10"

@@ -1,6 +1,6 @@
 """The one interface every bot implements, batched.
 
-An agent is given positions ``(N, 2, 25)`` int8 (bgai's layout, :mod:`bgai.board`; row 0 on roll) and dice
+An agent is given positions ``(N, 2, 25)`` int8 (bgai's layout, :mod:`bgai.core.board`; row 0 on roll) and dice
 ``(N, 2)`` and returns one chosen afterstate per position, ``(N, 2, 25)`` int8, as seen by the player who moved
 (rows not swapped).  The game runner never knows which bot it drives.
 
@@ -14,9 +14,13 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from bgai.core.board import flip
+from bgai.core.equity import cubeless_equity, swap_perspective
+from bgai.core.movegen import afterstates
+
 
 class Agent(ABC):
-    """A backgammon bot (cubeless checker play; cube actions are added by :mod:`bgai.cube`)."""
+    """A backgammon bot (cubeless checker play; cube actions are added by :mod:`bgai.game.cube`)."""
 
     #: Short name used in reports, e.g. ``'pubeval'``.
     name: str = "agent"
@@ -52,7 +56,6 @@ class ValueAgent(Agent):
         """
 
     def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        from bgai.movegen import afterstates
 
         after, src = afterstates(boards, dice)
         scores = self.evaluate_afterstates(after)
@@ -86,7 +89,7 @@ class ProbabilityAgent(ValueAgent):
 
     Implement :meth:`probabilities` for positions with a side on roll; the value of an afterstate for the player
     who moved is derived here, once: the afterstate is the opponent's position on roll (rows swapped), evaluated,
-    then its probabilities turned to the mover's view (:func:`bgai.equity.swap_perspective`).
+    then its probabilities turned to the mover's view (:func:`bgai.core.equity.swap_perspective`).
     """
 
     @abstractmethod
@@ -97,17 +100,14 @@ class ProbabilityAgent(ValueAgent):
             boards: ``(N, 2, 25)`` int8, side on roll in row 0.
 
         Returns:
-            ``(N, 5)`` float64 in :data:`bgai.equity.OUTPUTS` order, for the side on roll.
+            ``(N, 5)`` float64 in :data:`bgai.core.equity.OUTPUTS` order, for the side on roll.
         """
 
     def afterstate_probabilities(self, afterstates: np.ndarray) -> np.ndarray:
         """``(M, 5)`` probabilities for the player who moved into each ``(M, 2, 25)`` afterstate."""
-        from bgai.board import flip
-        from bgai.equity import swap_perspective
 
         return swap_perspective(self.probabilities(flip(afterstates)))
 
     def evaluate_afterstates(self, afterstates: np.ndarray) -> np.ndarray:
-        from bgai.equity import cubeless_equity
 
         return cubeless_equity(self.afterstate_probabilities(afterstates))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from bgai.agents.base import ProbabilityAgent
-from bgai.board import as_batch, result_kind
+from bgai.core.board import as_batch, result_kind
 from bgai.errors import AgentSpecError
 
 

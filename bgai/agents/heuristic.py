@@ -3,7 +3,7 @@
 Each bot scores every legal afterstate with a short list of rules (a weighted sum of board features, written
 out in the class docstring) and plays the best one; ties go to the first afterstate generated.  The features
 are computed for whole batches of afterstates with numpy.  Points are numbered from the mover's view
-(:mod:`bgai.board`): the mover's home board is points 1..6, the opponent's home board the mover's points 19..24.
+(:mod:`bgai.core.board`): the mover's home board is points 1..6, the opponent's home board the mover's points 19..24.
 
 Both bots are weak on purpose: they are yardsticks below pubeval, not opponents.
 """
@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from bgai.agents.base import Agent, best_per_input
-from bgai.board import BAR, as_batch, pip_counts
 from bgai.agents.pubeval import is_race
+from bgai.core.board import BAR, as_batch, pip_counts
+from bgai.core.movegen import afterstates
 
 
 def opponent_on_my_points(afterstates: np.ndarray) -> np.ndarray:
@@ -75,7 +76,6 @@ class HeuristicAgent(Agent):
         raise NotImplementedError
 
     def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        from bgai.movegen import afterstates
 
         boards = as_batch(boards)
         after, src = afterstates(boards, dice)

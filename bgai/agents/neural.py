@@ -1,7 +1,7 @@
 """The neural agent: a trained value network at 0-ply, or with 1-ply / 2-ply lookahead, batched.
 
 ``NeuralAgent.load('checkpoints/MODEL.pt', ply=1)`` builds the network and its input encoder from the checkpoint
-(:mod:`bgai.train.checkpoint`; the architecture comes from the file, never from flags).
+(:mod:`bgai.model.bundle`; the architecture comes from the file, never from flags).
 
 Search (GNU Backgammon's n-ply scheme, cubeless): the ``n``-ply probabilities of a position ``s`` with a side
 on roll (before it rolls) are
@@ -9,7 +9,7 @@ on roll (before it rolls) are
 * ``E_0(s)`` = the network's output;
 * ``E_n(s)`` = the average over the 21 distinct rolls (weights 1/36 for doubles, 2/36 otherwise) of
   ``swap(E_{n-1}(flip(a*)))``, where ``a*`` is the play the side on roll would make with that roll judged at
-  0-ply (as gnubg picks the reply in its lookahead), and ``swap`` = :func:`bgai.equity.swap_perspective`.
+  0-ply (as gnubg picks the reply in its lookahead), and ``swap`` = :func:`bgai.core.equity.swap_perspective`.
 
 An afterstate is valued by the ``ply``-level probabilities of the position it leaves to the opponent
 (:class:`~bgai.agents.base.ProbabilityAgent`'s rule).  Each level is one batched call: every roll of every
@@ -29,11 +29,13 @@ import numpy as np
 import torch
 
 from bgai.agents.base import ProbabilityAgent
-from bgai.board import as_batch, flip
-from bgai.equity import cubeless_equity, finished_probabilities, swap_perspective
+from bgai.core.board import as_batch, flip
+from bgai.core.equity import cubeless_equity, finished_probabilities, swap_perspective
+from bgai.core.movegen import afterstates
 from bgai.errors import AgentSpecError
-from bgai.features import Encoder
-from bgai.nets import FastForward, ValueNet
+from bgai.model.bundle import load_net
+from bgai.model.features import Encoder
+from bgai.model.nets import FastForward, ValueNet
 
 
 def _rolls() -> tuple[np.ndarray, np.ndarray]:
@@ -90,13 +92,12 @@ class NeuralAgent(ProbabilityAgent):
 
     @classmethod
     def load(cls, path: str | os.PathLike, ply: int = 0, **kwargs) -> "NeuralAgent":
-        """Load a checkpoint (:func:`bgai.train.checkpoint.load_net`).
+        """Load a checkpoint (:func:`bgai.model.bundle.load_net`).
 
         Raises:
             CheckpointError: missing, corrupt or foreign file.
             AgentSpecError: bad ``ply``.
         """
-        from bgai.train.checkpoint import load_net
 
         if ply not in (0, 1, 2):
             raise AgentSpecError(f"ply must be 0, 1 or 2, got {ply!r}")
@@ -132,7 +133,6 @@ class NeuralAgent(ProbabilityAgent):
         """``E_depth`` probabilities ``(N, 5)`` for the side on roll (see the module docstring)."""
         if depth == 0 or boards.shape[0] == 0:
             return self._net(boards)
-        from bgai.movegen import afterstates
 
         n = boards.shape[0]
         over, exact = finished_probabilities(boards)
@@ -159,7 +159,6 @@ class NeuralAgent(ProbabilityAgent):
 
     def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Best play per position: 0-ply directly; at ``ply >= 1`` after pruning the candidates at 0-ply."""
-        from bgai.movegen import afterstates
 
         boards = as_batch(boards)
         n = boards.shape[0]

@@ -5,7 +5,7 @@ for races, published by Gerald Tesauro in 1993 (``pubeval.c``, posted to rec.gam
 opponent; GNU Backgammon ships the same figures in ``pub_eval.c``.  The weights live in
 ``bgai/data/pubeval_weights.json``.
 
-Encoding (Tesauro's, restated on bgai's board layout, :mod:`bgai.board`): the afterstate is seen by the player
+Encoding (Tesauro's, restated on bgai's board layout, :mod:`bgai.core.board`): the afterstate is seen by the player
 who moved ("the computer", row 0).  For each of its points 1..24 there are five inputs: opponent blot on the
 point; own count == 1; own count >= 2; own count == 3; ``(own count - 3) / 2`` when >= 4.  Input 120 is the
 opponent's checkers on the bar / 2, input 121 the computer's checkers borne off / 15.  The computer's own
@@ -24,7 +24,8 @@ from importlib import resources
 import numpy as np
 
 from bgai.agents.base import Agent, best_per_input
-from bgai.board import BAR, as_batch
+from bgai.core.board import BAR, as_batch
+from bgai.core.movegen import afterstates
 
 #: Score of an afterstate with every checker borne off (Tesauro's constant).
 WIN_SCORE = 99999999.0
@@ -152,7 +153,6 @@ class PubevalAgent(Agent):
         return score
 
     def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        from bgai.movegen import afterstates
 
         boards = as_batch(boards)
         after, src = afterstates(boards, dice)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from bgai.agents.base import Agent
-from bgai.board import as_batch
+from bgai.core.board import as_batch
+from bgai.core.movegen import afterstates
 
 
 class RandomAgent(Agent):
     """Chooses uniformly among the distinct legal afterstates of each position.
 
-    Uniform over distinct resulting positions (as produced by :func:`bgai.movegen.afterstates`), not over step
+    Uniform over distinct resulting positions (as produced by :func:`bgai.core.movegen.afterstates`), not over step
     orders.  All randomness comes from the ``rng`` passed to :meth:`choose`: one uniform draw per position, in
     input order, so the same generator state gives the same plays.
     """
@@ -19,7 +20,6 @@ class RandomAgent(Agent):
     name = "random"
 
     def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        from bgai.movegen import afterstates
 
         boards = as_batch(boards)
         n = boards.shape[0]

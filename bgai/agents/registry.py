@@ -10,11 +10,11 @@ options.
 
 * ``model.pt`` (also ``.pth``, ``.ckpt``, or any existing file that is not an export): a training checkpoint,
   loaded by :meth:`bgai.agents.neural.NeuralAgent.load` (imported only when needed; 0/1/2-ply).  The file is
-  checked by :func:`bgai.train.checkpoint.read_checkpoint` (a torch checkpoint is a zip archive) and every load
+  checked by :func:`bgai.model.bundle.read_checkpoint` (a torch checkpoint is a zip archive) and every load
   failure becomes a short :class:`~bgai.errors.CheckpointError` naming the file -- never torch's advice to retry
   with ``weights_only=False`` (which would run arbitrary code from the file).
-* ``model.onnx`` / ``model.npz``: a model written by ``bgai export`` (:mod:`bgai.export`), played by the
-  numpy-only :class:`bgai.infer.NumpyAgent` at 0-ply (the weights come from the ``.npz``; for ``.onnx`` the
+* ``model.onnx`` / ``model.npz``: a model written by ``bgai export`` (:mod:`bgai.model.export`), played by the
+  numpy-only :class:`bgai.agents.numpy_bot.NumpyAgent` at 0-ply (the weights come from the ``.npz``; for ``.onnx`` the
   ``.npz`` written beside it).
 * ``default``: the shipped model (:func:`default_model_spec`): ``$BGAI_MODEL`` if set, else the newest
   ``checkpoints/*.pt`` of the repository; an error when there is none (never a silent substitute).
@@ -27,35 +27,36 @@ import os
 from typing import Callable
 
 from bgai.agents.base import Agent
+from bgai.agents.gnubg import GnubgAgent
+from bgai.agents.heuristic import BlockerAgent, RacerAgent
+from bgai.agents.numpy_bot import NumpyAgent
+from bgai.agents.pubeval import PubevalAgent
+from bgai.agents.random import RandomAgent
 from bgai.errors import AgentSpecError, BgaiError, CheckpointError
+from bgai.model.files import check_checkpoint_file, checkpoint_load_error
 
 
 def _random() -> Agent:
-    from bgai.agents.random import RandomAgent
 
     return RandomAgent()
 
 
 def _pubeval() -> Agent:
-    from bgai.agents.pubeval import PubevalAgent
 
     return PubevalAgent()
 
 
 def _racer() -> Agent:
-    from bgai.agents.heuristic import RacerAgent
 
     return RacerAgent()
 
 
 def _blocker() -> Agent:
-    from bgai.agents.heuristic import BlockerAgent
 
     return BlockerAgent()
 
 
 def _gnubg() -> Agent:
-    from bgai.agents.gnubg import GnubgAgent
 
     return GnubgAgent()
 
@@ -91,7 +92,7 @@ def valid_specs() -> str:
 
 #: File name endings taken for checkpoint paths.
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt")
-#: File name endings of models written by ``bgai export`` (played by :class:`bgai.infer.NumpyAgent`).
+#: File name endings of models written by ``bgai export`` (played by :class:`bgai.agents.numpy_bot.NumpyAgent`).
 EXPORT_SUFFIXES = (".onnx", ".npz")
 #: Name of the spec that means the shipped model.
 DEFAULT = "default"
@@ -99,14 +100,6 @@ DEFAULT = "default"
 MODEL_ENV = "BGAI_MODEL"
 #: Where shipped models live: ``checkpoints/`` in the repository root (the parent of the ``bgai`` package).
 CHECKPOINT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "checkpoints")
-#: File endings of configuration files, refused with a hint when given as an agent.
-_CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
-#: Longest torch message quoted in a CheckpointError.
-_MAX_REASON = 160
-#: Phrases of torch's messages that must never reach the user (advice to load unsafely) or are noise.
-_UNSAFE = ("weights_only", "weights only", "arbitrary code", "trusted source", "add_safe_globals", "safe_globals")
-
-
 def default_model_spec(checkpoint_dir: str | None = None) -> str:
     """The spec ``default`` stands for: ``$BGAI_MODEL`` if set and non-empty, else the newest ``*.pt`` (by
     modification time, then name) in ``checkpoint_dir`` (default :data:`CHECKPOINT_DIR`, the repository's
@@ -156,82 +149,14 @@ def resolve_spec(spec: str) -> str:
     return model_name + ":" + ",".join(f"{k}={v}" for k, v in merged.items())
 
 
-def _short_reason(exc: BaseException) -> str:
-    """The first sentence of an exception's message, cut to :data:`_MAX_REASON` characters; empty when it
-    carries unsafe advice or is empty."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    if any(u in text.lower() for u in _UNSAFE):
-        return ""
-    text = text.split(". ")[0].strip().rstrip(".")
-    return text if len(text) <= _MAX_REASON else text[: _MAX_REASON - 3] + "..."
-
-
-def checkpoint_load_error(path: str, exc: BaseException) -> CheckpointError:
-    """A short, safe :class:`CheckpointError` for a failure to load the checkpoint ``path``.
-
-    A :class:`CheckpointError` from :mod:`bgai.train.checkpoint` whose message is already one of bgai's own
-    (foreign torch file, newer format version, missing entries, weights that do not fit) is kept; one that
-    quotes torch's unpickler (corrupt archive, and torch's advice to load with ``weights_only=False``, which
-    would run arbitrary code from the file) is replaced by ``checkpoint PATH is corrupt or not a bgai
-    checkpoint (...)``.  Any other exception becomes the same short message with the exception's type.
-    """
-    msg = str(exc)
-    if isinstance(exc, CheckpointError) and "not a readable bgai checkpoint" not in msg:
-        if not any(u in msg.lower() for u in _UNSAFE) and "\n" not in msg.strip():
-            return exc
-    reason = "torch could not read it"
-    if not isinstance(exc, CheckpointError):
-        reason = f"{type(exc).__name__}"
-        short = _short_reason(exc)
-        if short:
-            reason += f": {short}"
-    return CheckpointError(f"checkpoint {path!r} is corrupt or not a bgai checkpoint ({reason})")
-
-
-def check_checkpoint_file(path: str) -> None:
-    """Checks before loading ``path`` as a checkpoint: it exists and is not a config file (what else a
-    checkpoint file must be, :func:`bgai.train.checkpoint.read_checkpoint` checks).
-
-    Raises:
-        CheckpointError: missing file.
-        AgentSpecError: a configuration file (``.yaml`` ...) given where a model was expected.
-    """
-    if not os.path.exists(path):
-        raise CheckpointError(f"checkpoint file {path!r} does not exist")
-    if path.lower().endswith(_CONFIG_SUFFIXES):
-        raise AgentSpecError(
-            f"{path!r} is a configuration file, not a model: pass a checkpoint (.pt, e.g. written by 'bgai train') "
-            "or an exported model (.onnx / .npz from 'bgai export')"
-        )
-
-
-def load_checkpoint_net(path: str):
-    """:func:`bgai.train.checkpoint.load_net` behind :func:`check_checkpoint_file` and
-    :func:`checkpoint_load_error`: ``(net, encoder, checkpoint mapping)``.
-
-    Raises:
-        CheckpointError, AgentSpecError: as :func:`check_checkpoint_file`; any load failure (short message).
-    """
-    check_checkpoint_file(path)
-    from bgai.train.checkpoint import load_net
-
-    try:
-        return load_net(path)
-    except BgaiError as exc:
-        raise checkpoint_load_error(path, exc) from None
-    except Exception as exc:  # torch's unpickler raises many kinds (IndexError, UnpicklingError, ...)
-        raise checkpoint_load_error(path, exc) from None
-
-
 def _export_agent(name: str, options: dict[str, int], spec: str) -> Agent:
-    """A :class:`bgai.infer.NumpyAgent` for an exported model (0-ply only)."""
+    """A :class:`bgai.agents.numpy_bot.NumpyAgent` for an exported model (0-ply only)."""
     if options.get("ply", 0) != 0:
         raise AgentSpecError(
             f"exported models play at 0-ply only (agent spec {spec!r}); use the checkpoint (.pt) for ply >= 1"
         )
     if not os.path.isfile(name):
         raise CheckpointError(f"model file {name!r} does not exist (agent spec {spec!r})")
-    from bgai.infer import NumpyAgent
 
     try:
         return NumpyAgent.load(name)

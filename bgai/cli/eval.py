@@ -1,7 +1,7 @@
 """``bgai eval AGENT_A AGENT_B --games N --seed S [--workers W] [--json FILE] [--plain]``: play a series, report.
 
 With ``--cube`` the games are cubeful money games; with ``--match N --matches M`` N-point matches
-(:mod:`bgai.play_cube`).  ``--no-jacoby`` and ``--cube-limit`` change cubeful money play only: without ``--cube``
+(:mod:`bgai.game.play_cube`).  ``--no-jacoby`` and ``--cube-limit`` change cubeful money play only: without ``--cube``
 they are an error (they do not imply it).  ``--json``'s target is checked before any game is played.  Work units
 (1000 games; 200 with the cube) are never split, so a small series uses fewer workers than asked (said on stderr
 and in the report) and the results never depend on ``--workers``.
@@ -66,7 +66,7 @@ def register(subparsers) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     cube = p.add_argument_group(
         "cube and matches",
-        "agents with probabilities use bgai.cube (Janowski / GNU Backgammon 0-ply cube logic); others never double "
+        "agents with probabilities use bgai.game.cube (Janowski / GNU Backgammon 0-ply cube logic); others never double "
         "and always take",
     )
     cube.add_argument("--cube", action="store_true", help="cubeful money games (--games N)")
@@ -81,7 +81,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Run the series and print the report; returns the exit status."""
-    from bgai.evaluate import CHUNK_GAMES, evaluate
+    from bgai.evaluate.series import CHUNK_GAMES, evaluate
 
     if args.json:
         check_json_target(args.json)
@@ -110,7 +110,7 @@ def run(args) -> int:
 
 def _publish(report, json_path: str | None) -> int:
     """Print the report's table and, with ``--json``, write the report atomically; returns exit status 0."""
-    from bgai.evaluate import write_json_atomic
+    from bgai.evaluate.series import write_json_atomic
 
     print(report.table())
     if json_path:
@@ -128,7 +128,7 @@ def check_json_target(path: str) -> None:
         BgaiError: ``path`` is a directory, its directory does not exist or is not a directory, or the file
             (or, for a new file, its directory) is not writable.
     """
-    from bgai.fileio import check_destination
+    from bgai.util.fileio import check_destination
 
     try:
         directory = check_destination(path)  # a directory, or a missing / non-directory parent
@@ -153,9 +153,9 @@ def _note_workers(workers: int, count: int, chunk: int) -> None:
 
 
 def _run_cubeful(args) -> int:
-    """``--cube`` money sessions or ``--match N --matches M`` (bgai.play_cube)."""
-    from bgai.match import MatchRules
-    from bgai.play_cube import CHUNK_UNITS, evaluate_cubeful
+    """``--cube`` money sessions or ``--match N --matches M`` (bgai.game.play_cube)."""
+    from bgai.evaluate.cubeful import CHUNK_UNITS, evaluate_cubeful
+    from bgai.game.match import MatchRules
 
     if args.match is not None or args.matches is not None:
         if args.match is None or args.matches is None:

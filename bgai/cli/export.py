@@ -1,8 +1,8 @@
 """``bgai export CHECKPOINT --format onnx --out model.onnx``: export a trained model.
 
 Writes ``model.onnx`` (input ``features``, output ``probs``, dynamic batch, metadata), ``model.npz`` (weights for
-the numpy-only bot, :mod:`bgai.infer`) and ``model.golden.json`` (reference features and outputs); see
-:mod:`bgai.export`.  ``--format npz`` writes only the numpy weights.
+the numpy-only bot, :mod:`bgai.agents.numpy_bot`) and ``model.golden.json`` (reference features and outputs); see
+:mod:`bgai.model.export`.  ``--format npz`` writes only the numpy weights.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Export a bgai checkpoint: ONNX model (input 'features', output 'probs' = win, win gammon, win "
             "backgammon, lose gammon, lose backgammon for the side on roll; dynamic batch; opset 17), numpy "
-            "weights for the torch-free bot (bgai.infer) and a golden file of reference inputs and outputs."
+            "weights for the torch-free bot (bgai.agents.numpy_bot) and a golden file of reference inputs and outputs."
         ),
         epilog="example:  bgai export checkpoints/model.pt --format onnx --out model.onnx",
     )
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bgai export``."""
-    from bgai.export import export_checkpoint
+    from bgai.model.export import export_checkpoint
 
     written = export_checkpoint(args.checkpoint, args.out, fmt=args.format)
     for kind, path in written.items():

@@ -2,7 +2,7 @@
 
 Without DICE (``bgai hint POSITION_ID[:MATCH_ID] [--match-id MATCH_ID]``) it prints the cube decision of the side
 on roll, as GNU Backgammon's ``hint`` does: No double / Double, take / Double, pass / Too good ..., with the
-cubeful equities of no double, double/take and double/pass (:mod:`bgai.cube`; money play with a centred cube and
+cubeful equities of no double, double/take and double/pass (:mod:`bgai.game.cube`; money play with a centred cube and
 the Jacoby rule when no Match ID is given).  When the side on roll may not double (Crawford game, cube owned by
 the opponent, dead cube) it says so and shows no double/take lines.  A Match ID that carries a roll means the
 dice are rolled: the answer is then checker play for that roll (cube decisions come before the roll); DICE given
@@ -11,10 +11,10 @@ as well must be the same roll.
 The legal plays ranked by the agent, best first, with the Position ID of each resulting position from the
 mover's view (sides not swapped).  Ranking (the ``ranking`` field of the JSON answer):
 
-* no Match ID: cubeless money equity (:func:`bgai.equity.cubeless_equity`) for agents with probabilities
+* no Match ID: cubeless money equity (:func:`bgai.core.equity.cubeless_equity`) for agents with probabilities
   (gnubg, neural), which also get the mover's win/gammon/backgammon probabilities after each play;
 * with a Match ID, agents with probabilities: GNU Backgammon's 0-ply cubeful checker-play evaluation
-  (:func:`bgai.evaluate.cubeful_afterstate_equities`): match play by the mover's cubeful match-winning chance
+  (:func:`bgai.evaluate.series.cubeful_afterstate_equities`): match play by the mover's cubeful match-winning chance
   (``mwc``), shown with GNU Backgammon's normalised equity; money play by cubeful money equity;
 * agents without probabilities (pubeval, heuristics): the agent's own cubeless score, cube and score unused.
 
@@ -37,6 +37,7 @@ import numpy as np
 
 from bgai.cli.moves import parse_dice  # the same dice syntax as ``bgai moves``: 31, 3-1, 3,1
 from bgai.errors import BgaiError
+
 
 def register(subparsers) -> None:
     """Add the ``hint`` subcommand."""
@@ -61,8 +62,8 @@ def register(subparsers) -> None:
 
 
 def _play_dicts(ranked, plays_by_key, with_probs: bool) -> list[dict]:
-    from bgai.equity import OUTPUTS
-    from bgai.formats.position_id import encode_position_ids
+    from bgai.core.equity import OUTPUTS
+    from bgai.core.position_id import encode_position_ids
 
     ids = encode_position_ids(np.stack([r.afterstate for r in ranked]))
     out = []
@@ -77,13 +78,13 @@ def _play_dicts(ranked, plays_by_key, with_probs: bool) -> list[dict]:
 
 
 def _notations(board: np.ndarray, dice: tuple[int, int]) -> dict[bytes, str]:
-    from bgai.movegen import legal_plays
+    from bgai.core.movegen import legal_plays
 
     return {np.asarray(p.afterstate, dtype=np.int8).tobytes(): p.notation for p in legal_plays(board, dice)}
 
 
 def _rank(agent, boards: np.ndarray, dice: np.ndarray, states=None):
-    from bgai.evaluate import rank_plays
+    from bgai.analysis.plays import rank_plays
 
     return rank_plays(agent, boards, dice, states)
 
@@ -106,9 +107,9 @@ class _Request:
 
     def __init__(self, position: str, match_id: str | None, dice_text: str | None):
         from bgai.cli.moves import check_game_not_over
+        from bgai.core.position_id import decode_position_id
         from bgai.formats.match_id import decode_match_id
-        from bgai.formats.position_id import decode_position_id
-        from bgai.match import cube_state_from_match_id, match_from_match_id
+        from bgai.game.match import cube_state_from_match_id, match_from_match_id
 
         if ":" in position:  # gnubg's POSITION_ID:MATCH_ID
             if match_id:
@@ -169,7 +170,7 @@ def run(args) -> int:
         print(json.dumps(out))
         return 0
     from bgai.agents.base import ProbabilityAgent
-    from bgai.cube import describe_state
+    from bgai.game.cube import describe_state
 
     kind = "equity" if isinstance(agent, ProbabilityAgent) else "score"
     head = f"Position ID {req.position_id}"
@@ -251,8 +252,8 @@ def _run_batch(agent, path: str) -> int:
 def _run_cube_hint(args, board, state, pending: bool) -> int:
     """The cube decision (no dice): GNU Backgammon-style analysis with the agent's probabilities."""
     from bgai.agents.registry import make_agent
-    from bgai.cube import CubeState, cube_decision_dict, describe_state, format_cube_decision
-    from bgai.play_cube import agent_cube_decision
+    from bgai.game.cube import CubeState, cube_decision_dict, describe_state, format_cube_decision
+    from bgai.game.play_cube import agent_cube_decision
 
     if state is None:
         state = CubeState()  # money game, centred cube, Jacoby on (GNU Backgammon's default)

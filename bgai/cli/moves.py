@@ -80,7 +80,7 @@ def parse_dice(text: str) -> tuple[int, int]:
 def game_over_message(board: np.ndarray) -> str | None:
     """``None`` while the game is on; otherwise why there is nothing to play (one side has borne off all 15
     checkers).  ``board`` is ``(2, 25)`` from the side on roll's view."""
-    from bgai.board import off_counts
+    from bgai.core.board import off_counts
 
     off = off_counts(np.asarray(board)[None])[0]
     if off[1] == 15:
@@ -111,9 +111,9 @@ def split_match_id(position: str, dice: tuple[int, int] | None) -> tuple[str, tu
     """
     if ":" not in position:
         return position, dice
+    from bgai.core.position_id import decode_position_id
     from bgai.formats.match_id import decode_match_id
-    from bgai.formats.position_id import decode_position_id
-    from bgai.match import match_from_match_id
+    from bgai.game.match import match_from_match_id
 
     pid, mid = position.split(":", 1)
     board = decode_position_id(pid)
@@ -134,7 +134,7 @@ def plays_records(requests: list[tuple[str, tuple[int, int]]]) -> list[dict]:
     """The JSON-ready answers for several (Position ID, dice) requests (layout: see the module docstring).
 
     The Position IDs of a batch are decoded, and all resulting positions encoded, in one vectorised call each;
-    the plays themselves come from :func:`bgai.movegen.legal_plays` (which also gives the notation).
+    the plays themselves come from :func:`bgai.core.movegen.legal_plays` (which also gives the notation).
 
     Returns:
         One dict per request, in order: the answer, or ``{"error": message}`` for a request that failed with a
@@ -144,8 +144,8 @@ def plays_records(requests: list[tuple[str, tuple[int, int]]]) -> list[dict]:
 
 
 def _answers(requests: list[tuple[str, tuple[int, int]]]) -> list[dict | BgaiError]:
-    from bgai.formats.position_id import decode_position_id, decode_position_ids, encode_position_ids
-    from bgai.movegen import legal_plays
+    from bgai.core.movegen import legal_plays
+    from bgai.core.position_id import decode_position_id, decode_position_ids, encode_position_ids
 
     out: list[dict | BgaiError] = [{} for _ in requests]
     try:
@@ -208,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
         print("bgai: error: give POSITION_ID and DICE (e.g. bgai moves 4HPwATDgc/ABMA 31), or --batch FILE",
               file=sys.stderr)
         return 2
-    from bgai.formats.position_id import decode_position_id
+    from bgai.core.position_id import decode_position_id
 
     decode_position_id(args.position_id.split(":", 1)[0])  # blame a bad Position ID before the dice
     pid, dice = split_match_id(args.position_id, None if args.dice is None else parse_dice(args.dice))
@@ -282,7 +282,7 @@ def _process_lines(lines: Iterable[str], out: TextIO, *, chunk: int) -> int:
                     raise BgaiError(f"expected 'POSITION_ID DICE' or 'POSITION_ID:MATCH_ID [DICE]', got {text!r}")
             except BgaiError:
                 # blame the Position ID when it is bad too (it comes first on the line)
-                from bgai.formats.position_id import decode_position_id
+                from bgai.core.position_id import decode_position_id
 
                 decode_position_id(parts[0].split(":", 1)[0])
                 raise

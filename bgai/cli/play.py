@@ -1,4 +1,4 @@
-"""``bgai play [--agent SPEC] [--match N] [--seed S]``: play against the bot in the terminal (:mod:`bgai.tui`)."""
+"""``bgai play [--agent SPEC] [--match N] [--seed S]``: play against the bot in the terminal (:mod:`bgai.tui.terminal`)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``bgai play``."""
     from bgai.errors import BgaiError
     from bgai.serve.bot import default_agent_spec
-    from bgai.tui import play_in_terminal
+    from bgai.tui.terminal import play_in_terminal
 
     if args.match is not None and args.match < 1:
         raise BgaiError(f"--match N: a match is played to N >= 1 points, got {args.match} "

@@ -32,7 +32,7 @@ from typing import Sequence
 
 import numpy as np
 
-from bgai.board import BAR, as_batch, validation_errors
+from bgai.core.board import BAR, as_batch, validation_errors
 from bgai.errors import FIBSBoardError
 
 __all__ = [
@@ -128,7 +128,7 @@ class FIBSState:
     """A game state read from (or to be written as) a FIBS board, from the view of the side that must act.
 
     Attributes:
-        board: ``(2, 25)`` int8 in bgai's layout (:mod:`bgai.board`): row 0 the side that must act now (the
+        board: ``(2, 25)`` int8 in bgai's layout (:mod:`bgai.core.board`): row 0 the side that must act now (the
             player on roll, or the player who was doubled when ``doubled``), row 1 the other side.
         dice: ``(d1, d2)`` rolled dice of the side to act, or ``None`` before the roll.
         match_length: points to win; 0 for money play.

@@ -21,7 +21,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from bgai.board import BAR, as_batch, validate, validation_errors
+from bgai.core.board import BAR, as_batch, validate, validation_errors
 from bgai.errors import FormatError, InvalidPositionError
 
 __all__ = ["board_from_wildbg", "to_wildbg", "to_wildbg_pips"]
@@ -75,7 +75,7 @@ def to_wildbg_pips(board: np.ndarray) -> list[int]:
     """wildbg's ``pips[26]`` for a bgai board: index 25 x's bar, 1..24 points (x positive, o negative), 0 o's bar.
 
     Args:
-        board: ``(2, 25)`` board (or :class:`bgai.board.Position`), row 0 = x, the player to act.
+        board: ``(2, 25)`` board (or :class:`bgai.core.position.Position`), row 0 = x, the player to act.
 
     Raises:
         InvalidPositionError: an impossible board.
@@ -97,7 +97,7 @@ def to_wildbg(board: np.ndarray, *, include_zeros: bool = False) -> dict[str, in
     """wildbg's ``p0`` .. ``p25`` query parameters for a bgai board (x = row 0, the player to act).
 
     Args:
-        board: ``(2, 25)`` board or :class:`bgai.board.Position`.
+        board: ``(2, 25)`` board or :class:`bgai.core.position.Position`.
         include_zeros: also list empty points (wildbg treats a missing parameter as 0).
 
     Returns:

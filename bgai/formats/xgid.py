@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bgai.board import BAR, validation_errors
+from bgai.core.board import BAR, validation_errors
 from bgai.errors import XGIDError
 
 __all__ = ["XGIDState", "decode_xgid", "encode_xgid"]

@@ -1,12 +1,12 @@
 """One bot for the servers and terminal play: an :class:`~bgai.agents.base.Agent` plus what a frontend asks.
 
-:class:`Bot` wraps any agent and answers, for **one** position at a time (bgai's layout, :mod:`bgai.board`,
+:class:`Bot` wraps any agent and answers, for **one** position at a time (bgai's layout, :mod:`bgai.core.board`,
 side to act in row 0): the legal plays ranked, the chosen play, outcome probabilities (agents that have them),
 resignation and cube decisions.  Agent calls are serialised with a lock, so one ``Bot`` can be shared by the
 threads of a server without answers getting mixed up; randomness comes from a ``np.random.Generator`` passed in
 by the caller (one per connection or game).
 
-Cube decisions go through :mod:`bgai.cube` (GNU Backgammon-style 0-ply cubeful equities from the agent's
+Cube decisions go through :mod:`bgai.game.cube` (GNU Backgammon-style 0-ply cubeful equities from the agent's
 probabilities) when the agent has probabilities; otherwise a documented fallback is used: **never double,
 always take** (an agent without an evaluation cannot judge the cube; never doubling only gives away the cube's
 value, always taking can cost more than a drop in hopeless positions -- serve a neural or gnubg agent for real
@@ -16,32 +16,32 @@ cube play).
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from bgai.agents.base import Agent, ProbabilityAgent, ValueAgent
-from bgai.board import as_batch
-from bgai.equity import cubeless_equity
+from bgai.agents.registry import make_agent, resolve_spec
+from bgai.core.board import as_batch
+from bgai.core.equity import cubeless_equity
+from bgai.core.movegen import legal_plays
 from bgai.errors import BgaiError, InvalidDiceError
+from bgai.serve import cube_advice
+from bgai.serve.cube_advice import CubeAdvice
 
-__all__ = ["Bot", "RankedPlay", "CubeAdvice", "CONSERVATIVE_CUBE", "default_agent_spec"]
-
-#: Name of the fallback cube policy.
-CONSERVATIVE_CUBE = "conservative (never double, always take)"
-
+__all__ = ["Bot", "RankedPlay", "default_agent_spec"]
 
 @dataclass(frozen=True, eq=False)
 class RankedPlay:
     """One legal play with the bot's score for it.
 
     Attributes:
-        play: the :class:`bgai.movegen.Play` (``.steps``, ``.notation``, ``.afterstate``).
+        play: the :class:`bgai.core.movegen.Play` (``.steps``, ``.notation``, ``.afterstate``).
         score: the agent's score of the afterstate for the mover (cubeless equity in ppg for agents with
             probabilities; an agent-specific score otherwise, e.g. pubeval's); ``None`` when the agent scores
             nothing (the random bot).
         probabilities: ``(5,)`` float64 outcome probabilities for the mover after the play
-            (:data:`bgai.equity.OUTPUTS` order), or ``None``.
+            (:data:`bgai.core.equity.OUTPUTS` order), or ``None``.
     """
 
     play: object
@@ -52,26 +52,6 @@ class RankedPlay:
     def equity(self) -> float | None:
         """Cubeless equity (ppg) for the mover, when probabilities are known."""
         return None if self.probabilities is None else float(cubeless_equity(self.probabilities))
-
-
-@dataclass(frozen=True)
-class CubeAdvice:
-    """A cube decision for the side to act.
-
-    Attributes:
-        double: before rolling: the side on roll should double (False where doubling is not allowed).
-        take: when doubled: the side doubled should take (True) or drop (False).
-        beaver: when doubled in money play: the side doubled should beaver (only from :mod:`bgai.cube`).
-        policy: where the decision comes from (``'bgai.cube'`` or :data:`CONSERVATIVE_CUBE`).
-        equities: cubeful equities when known: ``{'no_double': .., 'double_take': .., 'double_pass': ..}`` in
-            ppg (money) or match-winning chance (match play), from the side on roll's view.
-    """
-
-    double: bool
-    take: bool
-    beaver: bool = False
-    policy: str = CONSERVATIVE_CUBE
-    equities: dict = field(default_factory=dict)
 
 
 def _no_play(play) -> bool:
@@ -100,7 +80,6 @@ class Bot:
         Raises:
             AgentSpecError: an unknown agent or bad options; CheckpointError: an unreadable checkpoint.
         """
-        from bgai.agents.registry import make_agent
 
         return cls(make_agent(spec), spec)
 
@@ -117,12 +96,11 @@ class Bot:
     # ----------------------------------------------------------------------------------------------- plays
     @staticmethod
     def legal_plays(board: np.ndarray, dice: tuple[int, int]) -> list:
-        """The legal plays of one position (:func:`bgai.movegen.legal_plays`); an empty list when none.
+        """The legal plays of one position (:func:`bgai.core.movegen.legal_plays`); an empty list when none.
 
         Raises:
             InvalidPositionError, InvalidDiceError: bad board or dice.
         """
-        from bgai.movegen import legal_plays
 
         d = _check_dice(dice)
         plays = list(legal_plays(as_batch(board)[0], d))
@@ -137,7 +115,7 @@ class Bot:
             rng: random source for agents that use one.
 
         Returns:
-            A :class:`bgai.movegen.Play` (``.steps``, ``.notation``, ``.afterstate``) or ``None``.
+            A :class:`bgai.core.movegen.Play` (``.steps``, ``.notation``, ``.afterstate``) or ``None``.
 
         Raises:
             InvalidPositionError, InvalidDiceError: bad input.  RuntimeError: the agent returned a position
@@ -242,7 +220,7 @@ class Bot:
             score: ``(side to act, opponent)``.
             crawford, jacoby, beavers: rules in force.
 
-        Uses :mod:`bgai.cube` when it offers a decision for this agent; else :data:`CONSERVATIVE_CUBE`.
+        Uses :mod:`bgai.game.cube` when it offers a decision for this agent; else :data:`CONSERVATIVE_CUBE`.
         """
         may_double = not doubled and cube_owner in (-1, 0) and not crawford
         if match_length and score[0] + cube_value >= match_length:
@@ -277,12 +255,12 @@ def _check_dice(dice) -> tuple[int, int]:
 
 
 def _cube_from_library(bot: Bot, board: np.ndarray, **kw) -> CubeAdvice | None:
-    """Ask :mod:`bgai.cube` for a decision; ``None`` when it is missing or cannot decide for this agent."""
+    """Ask :mod:`bgai.game.cube` for a decision; ``None`` when it is missing or cannot decide for this agent."""
     try:
-        from bgai.serve import _cube_adapter
+        pass
     except ImportError:  # pragma: no cover - adapter is part of the package
         return None
-    return _cube_adapter.advise(bot, board, **kw)
+    return cube_advice.advise(bot, board, **kw)
 
 
 def default_agent_spec() -> str:
@@ -293,6 +271,5 @@ def default_agent_spec() -> str:
         AgentSpecError: there is no such model (never a silent substitute such as pubeval).
         CheckpointError: ``$BGAI_MODEL`` names a missing file.
     """
-    from bgai.agents.registry import resolve_spec
 
     return resolve_spec("default")

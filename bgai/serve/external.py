@@ -43,10 +43,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bgai.board import render
-from bgai.equity import cubeless_equity
+from bgai import __version__
+from bgai.core.board import render
+from bgai.core.equity import cubeless_equity
+from bgai.core.notation import format_play_plain
 from bgai.errors import BgaiError
-from bgai.formats.fibs import FIBSState, interpret_fibs_board, parse_fibs_board
+from bgai.formats.fibs import SCORE_CONVENTIONS, FIBSState, interpret_fibs_board, parse_fibs_board
+from bgai.serve import cube_advice
 from bgai.serve.bot import Bot
 
 __all__ = ["ExternalSession", "ExternalServer", "serve_external", "format_plain", "MAX_LINE", "INTERFACE_VERSION"]
@@ -146,8 +149,6 @@ class ExternalSession:
     def __init__(
         self, bot: Bot, rng: np.random.Generator, software: str | None = None, *, scores: str = "gnubg"
     ) -> None:
-        from bgai import __version__
-        from bgai.formats.fibs import SCORE_CONVENTIONS
 
         if scores not in SCORE_CONVENTIONS:
             raise ValueError(f"scores must be one of {SCORE_CONVENTIONS}, got {scores!r}")
@@ -282,10 +283,9 @@ class ExternalSession:
         probs = self.bot.probabilities(state.board)
         if probs is None:
             raise ProtocolError(f"agent {self.bot.name!r} gives no probabilities; serve a neural or gnubg agent")
-        from bgai.serve import _cube_adapter
 
         if state.match_length or opts.cubeful:
-            value = _cube_adapter.evaluation_value(
+            value = cube_advice.evaluation_value(
                 self.bot,
                 state.board,
                 probs,
@@ -299,7 +299,7 @@ class ExternalSession:
             )
             if value is None:
                 what = "match-winning chance" if state.match_length else "cubeful equity"
-                raise ProtocolError(f"{what} needs bgai.cube, which cannot evaluate this yet")
+                raise ProtocolError(f"{what} needs bgai.game.cube, which cannot evaluate this yet")
         else:
             value = float(cubeless_equity(probs))
         return self._debug_prefix(state) + " ".join(f"{x:f}" for x in [*probs.tolist(), value]) + "\n"
@@ -307,13 +307,12 @@ class ExternalSession:
 
 def format_plain(steps) -> str:
     """A play in GNU Backgammon's plain step format (``FormatMovePlain``), e.g. ``'24/22 13/8 '``, without the line
-    end: :func:`bgai.formats.notation.format_play_plain` (bar 25, off 0, ``*`` after a hit, a space after each of
+    end: :func:`bgai.core.notation.format_play_plain` (bar 25, off 0, ``*`` after a hit, a space after each of
     the first three steps).
 
     Args:
-        steps: ``((from, to, hit), ...)`` as in :attr:`bgai.movegen.Play.steps`.
+        steps: ``((from, to, hit), ...)`` as in :attr:`bgai.core.movegen.Play.steps`.
     """
-    from bgai.formats.notation import format_play_plain
 
     return format_play_plain(steps).rstrip("\n")
 

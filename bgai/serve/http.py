@@ -49,7 +49,6 @@ import logging
 import os
 import re
 from dataclasses import dataclass
-
 from typing import Annotated
 
 import numpy as np
@@ -59,9 +58,14 @@ from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
 
-from bgai.board import as_batch, is_game_over, result_kind
-from bgai.equity import OUTPUTS, cubeless_equity
+from bgai import __version__
+from bgai.core.board import as_batch, flip, is_game_over, result_kind
+from bgai.core.equity import OUTPUTS, cubeless_equity, swap_perspective
+from bgai.core.position_id import decode_position_id, encode_position_id
 from bgai.errors import BgaiError, InvalidDiceError
+from bgai.formats.match_id import decode_match_id
+from bgai.formats.wildbg import board_from_wildbg
+from bgai.formats.xgid import decode_xgid
 from bgai.serve.bot import Bot, RankedPlay
 
 __all__ = ["create_app", "serve_http", "STATIC_DIR", "MAX_QUOTE", "MAX_MESSAGE"]
@@ -225,7 +229,6 @@ def _parse_query(params) -> _Query:
         raise RequestError("no position given: use position_id=..., xgid=... or p0..p25 (wildbg board)")
     dice = _parse_dice(params)
     if has_xgid:
-        from bgai.formats.xgid import decode_xgid
 
         st = decode_xgid(params["xgid"])
         if st.double_offered:
@@ -245,17 +248,14 @@ def _parse_query(params) -> _Query:
             source="xgid",
         )
     elif has_pid:
-        from bgai.formats.position_id import decode_position_id
 
         q = _Query(board=decode_position_id(params["position_id"]), dice=dice)
     else:
-        from bgai.formats.wildbg import board_from_wildbg
 
         q = _Query(board=board_from_wildbg(wild), dice=dice, source="wildbg")
     if params.get("match_id") is not None:
         if has_xgid:
             raise RequestError("give the cube and score either in the XGID or as match_id, not both")
-        from bgai.formats.match_id import decode_match_id
 
         ms = decode_match_id(params["match_id"])
         me = ms.player_on_roll
@@ -310,7 +310,6 @@ def _wildbg_openapi() -> dict:
 
 
 def _play_json(rp: RankedPlay, rank: int) -> dict:
-    from bgai.formats.position_id import encode_position_id
 
     p = rp.play
     after = np.asarray(p.afterstate, dtype=np.int8)
@@ -366,7 +365,6 @@ def create_app(bot: Bot, *, seed: int = 0):
     """
     import threading
 
-    from bgai import __version__
 
     app = FastAPI(
         title="bgai",
@@ -422,7 +420,7 @@ def create_app(bot: Bot, *, seed: int = 0):
             "version": __version__,
             "agent": bot.spec,
             "probabilities": bot.has_probabilities,
-            "cube_policy": "bgai.cube" if bot.has_probabilities else "conservative (never double, always take)",
+            "cube_policy": "bgai.game.cube" if bot.has_probabilities else "conservative (never double, always take)",
         }
 
     @app.get("/api/plays", summary="All legal plays, ranked best first", openapi_extra=_wildbg_openapi())
@@ -444,7 +442,6 @@ def create_app(bot: Bot, *, seed: int = 0):
         items = [_play_json(rp, i + 1) for i, rp in enumerate(ranked)]
         if limit is not None:
             items = items[:limit]
-        from bgai.formats.position_id import encode_position_id
 
         return {
             "position_id": encode_position_id(q.board),
@@ -475,13 +472,12 @@ def create_app(bot: Bot, *, seed: int = 0):
 
     def _cube_json(adv) -> dict:
         out = {"double": adv.double, "take": adv.take, "policy": adv.policy}
-        # bgai.cube's cubeless figure applies the cube state's gammon prices (Jacoby rule); the top-level
+        # bgai.game.cube's cubeless figure applies the cube state's gammon prices (Jacoby rule); the top-level
         # cubeless_equity of /api/evaluate is the plain one, so only one is reported
         out.update({k: v for k, v in adv.equities.items() if k != "cubeless"})
         return out
 
     def _state_json(q: _Query) -> dict:
-        from bgai.formats.position_id import encode_position_id
 
         return {
             "position_id": encode_position_id(q.board),
@@ -504,7 +500,7 @@ def create_app(bot: Bot, *, seed: int = 0):
 
     @app.get("/api/cube", summary="Cube decision for the side on roll", openapi_extra=_wildbg_openapi())
     def cube(request: Request, params: Annotated[CubeStateParams, Query()]) -> dict:
-        """Should the side on roll double, and should the opponent take?  Uses bgai.cube on the agent's
+        """Should the side on roll double, and should the opponent take?  Uses bgai.game.cube on the agent's
         probabilities (agents without probabilities: the conservative policy, never double, always take).
         The position is before the roll: a Match ID or XGID with rolled dice (or dice parameters) is refused."""
         q = _parse_query(request.query_params)
@@ -522,7 +518,6 @@ def create_app(bot: Bot, *, seed: int = 0):
         return {"win": float(p[0]), "winG": float(p[1]), "winBg": float(p[2]), "loseG": float(p[3]), "loseBg": float(p[4])}
 
     def _wildbg_board(request: Request):
-        from bgai.formats.wildbg import board_from_wildbg
 
         params = request.query_params
         stray = [k for k in params if re.fullmatch(r"p\d+", k) and k not in _WILDBG_KEYS]
@@ -575,8 +570,6 @@ def _after_probs(bot: Bot, board: np.ndarray):
     """Probabilities for the mover when no play is possible (the position unchanged, opponent to roll)."""
     if not bot.has_probabilities:
         return None
-    from bgai.board import flip
-    from bgai.equity import swap_perspective
 
     p = bot.probabilities(flip(as_batch(board)[0]))
     return swap_perspective(p)

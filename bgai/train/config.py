@@ -16,7 +16,8 @@ from typing import Any
 import yaml
 
 from bgai.errors import ConfigError
-
+from bgai.model.features import ENCODERS
+from bgai.model.nets import ACTIVATIONS
 
 #: Most parallel self-play games (their trajectories alone take about 6 KB each, their afterstates more).
 MAX_PARALLEL_GAMES = 65536
@@ -28,7 +29,7 @@ class TrainConfig:
 
     # --- network ---
     encoding: str = "extended"
-    """Input encoding by name (:func:`bgai.features.get_encoder`): ``'tesauro198'`` or ``'extended'``."""
+    """Input encoding by name (:func:`bgai.model.features.get_encoder`): ``'tesauro198'`` or ``'extended'``."""
     hidden: list[int] = field(default_factory=lambda: [80])
     """Hidden layer sizes; ``[80]`` is TD-Gammon's single layer of 80 units."""
     activation: str = "sigmoid"
@@ -90,8 +91,6 @@ class TrainConfig:
         Raises:
             ConfigError: naming the offending key.
         """
-        from bgai.features import ENCODERS
-        from bgai.nets import ACTIVATIONS
 
         for f in fields(self):
             v = getattr(self, f.name)

@@ -15,7 +15,7 @@ Run folder ``OUT`` (e.g. ``runs/quick``):
   error, i.e. of the lambda-returns) and ``eval/`` (ppg against pubeval with its 95% confidence interval).
 
 Evaluation (every ``eval_every`` games and at the end): ``eval_games`` duplicate-dice games of the current
-network at 0-ply against pubeval (:func:`bgai.evaluate.evaluate`), the same dice series every time.
+network at 0-ply against pubeval (:func:`bgai.evaluate.series.evaluate`), the same dice series every time.
 """
 
 from __future__ import annotations
@@ -30,11 +30,13 @@ from typing import Callable
 
 import yaml
 
+from bgai.agents.neural import NeuralAgent
 from bgai.errors import CheckpointError, ConfigError
-from bgai.fileio import ensure_directory
-from bgai.train.checkpoint import build_checkpoint, net_from_checkpoint, read_checkpoint, save_checkpoint
+from bgai.evaluate.series import evaluate
+from bgai.model.bundle import build_checkpoint, net_from_checkpoint, read_checkpoint, save_checkpoint
 from bgai.train.config import TrainConfig
 from bgai.train.td import SelfPlayTrainer, check_resumable
+from bgai.util.fileio import ensure_directory
 
 
 @dataclass
@@ -61,8 +63,6 @@ def evaluate_net(trainer: SelfPlayTrainer, games: int, seed: int, workers: int =
     """
     import copy
 
-    from bgai.agents.neural import NeuralAgent
-    from bgai.evaluate import evaluate
 
     agent = NeuralAgent(copy.deepcopy(trainer.net), trainer.encoder, ply=0, name="bgai")
     rep = evaluate(agent, "pubeval", games, seed, workers=workers)

@@ -36,11 +36,14 @@ import torch
 from torch.nn.utils import parameters_to_vector
 
 from bgai.agents.neural import group_argmax
-from bgai.board import flip, result_kind, starting_board
-from bgai.equity import cubeless_equity, finished_probabilities, swap_perspective
-from bgai.features import get_encoder
-from bgai.movegen import afterstates
-from bgai.nets import FastForward, NetSpec, ValueNet
+from bgai.core.board import flip, result_kind, starting_board
+from bgai.core.equity import cubeless_equity, finished_probabilities, swap_perspective
+from bgai.core.movegen import afterstates
+from bgai.model.features import get_encoder
+from bgai.model.nets import FastForward, NetSpec, ValueNet
+from bgai.train.config import TrainConfig
+from bgai.train.targets import lambda_returns, terminal_targets
+from bgai.util.threads import limit_threads
 
 __all__ = ["FinishedGame", "GameSummary", "ShardGradient", "GameShard", "RemoteShard", "SelfPlayWorkerError",
            "flat_parameters", "set_flat_parameters", "unflatten"]
@@ -217,8 +220,6 @@ class GameShard:
         """Gradient of ``sum_t 0.5 * ||V(s_t) - G_t||^2`` over the waiting games' positions (lambda-returns
         ``G_t`` with ``lam``, targets held constant), computed with the network's current weights; the waiting
         games are then dropped."""
-        from bgai.train.td import lambda_returns, terminal_targets
-
         params = list(self.net.parameters())
         games, self.pending = self.pending, []
         if not games:
@@ -295,8 +296,6 @@ def _worker_main(conn, config_dict: dict, spec_dict: dict, index: int, n_games: 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
-        from bgai.threads import limit_threads
-        from bgai.train.config import TrainConfig
 
         config = TrainConfig.from_dict(config_dict)
         net = ValueNet(NetSpec.from_dict(spec_dict))

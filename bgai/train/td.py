@@ -2,14 +2,14 @@
 
 The value function
 ------------------
-``V(s)`` is the network's five outcome probabilities (:data:`bgai.equity.OUTPUTS`) for the side on roll in
+``V(s)`` is the network's five outcome probabilities (:data:`bgai.core.equity.OUTPUTS`) for the side on roll in
 position ``s``, before it rolls.  A game is the sequence of positions ``s_0, s_1, ..., s_{T-1}`` at which a
 player was on roll (the side on roll alternates); from ``s_t`` the player rolls, looks at every legal
 afterstate ``a``, evaluates it as ``swap_perspective(V(flip(a)))`` (the opponent is on roll in ``flip(a)``,
 :class:`bgai.agents.base.ProbabilityAgent`'s rule) and plays the one of highest cubeless equity (0-ply greedy;
 with probability ``exploration`` a uniformly random legal play instead).  Then ``s_{t+1} = flip(a)``.  When the
 play bears off the last checker, the game ends and the mover's result at ``s_{T-1}`` is
-``z = [1, gammon, backgammon, 0, 0]`` (:func:`bgai.board.result_kind`).
+``z = [1, gammon, backgammon, 0, 0]`` (:func:`bgai.core.board.result_kind`).
 
 How lambda is implemented: forward-view lambda-returns over finished games
 --------------------------------------------------------------------------
@@ -18,7 +18,7 @@ For each finished game the targets are the lambda-returns, computed backwards fr
     G_{T-1} = z
     G_t     = swap((1 - lambda) * V(s_{t+1}) + lambda * G_{t+1})        t = T-2, ..., 0
 
-(``swap`` = :func:`bgai.equity.swap_perspective`, since ``s_{t+1}`` has the other side on roll; it is affine,
+(``swap`` = :func:`bgai.core.equity.swap_perspective`, since ``s_{t+1}`` has the other side on roll; it is affine,
 so it commutes with the weighted average).  ``lambda = 0`` is TD(0) (target = the next position's value),
 ``lambda = 1`` is Monte Carlo (target = the result).  One update then takes a gradient step on
 ``mean_t 0.5 * ||V(s_t) - G_t||^2`` over the positions of all games that finished since the last update, the
@@ -50,10 +50,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from bgai.equity import swap_perspective
-from bgai.features import Encoder, get_encoder
-from bgai.nets import NetSpec, ValueNet
-from bgai.threads import limit_threads
+from bgai.core.equity import swap_perspective
+from bgai.errors import CheckpointError
+from bgai.model.features import Encoder, get_encoder
+from bgai.model.nets import NetSpec, ValueNet
 from bgai.train.config import TrainConfig
 from bgai.train.selfplay import (
     GameShard,
@@ -64,65 +64,7 @@ from bgai.train.selfplay import (
     shard_bounds,
     unflatten,
 )
-
-
-# --- lambda-returns --------------------------------------------------------------------------------------------
-
-def terminal_targets(points: np.ndarray) -> np.ndarray:
-    """Outcome vector of the winner, ``(N, 5)`` float32, from result kinds ``points`` (1, 2, 3)."""
-    p = np.asarray(points)
-    z = np.zeros((p.shape[0], 5), dtype=np.float32)
-    z[:, 0] = 1.0
-    z[:, 1] = p >= 2
-    z[:, 2] = p >= 3
-    return z
-
-
-def lambda_returns(values: np.ndarray, lengths: np.ndarray, outcomes: np.ndarray, lam: float) -> np.ndarray:
-    """Lambda-return targets for a batch of finished games (see the module docstring).
-
-    Args:
-        values: ``(S, 5)`` ``V(s_t)`` of every position of every game, games concatenated in order, each game's
-            positions in time order (side on roll alternating).
-        lengths: ``(G,)`` int, positions per game (>= 1), summing to ``S``.
-        outcomes: ``(G, 5)`` result for the side on roll at each game's last position (it made the winning
-            play), e.g. :func:`terminal_targets`.
-        lam: lambda in [0, 1].
-
-    Returns:
-        ``(S, 5)`` float32 targets ``G_t`` in the same order.
-    """
-    lengths = np.asarray(lengths, dtype=np.int64)
-    values = np.asarray(values, dtype=np.float32)
-    g = lengths.shape[0]
-    if g == 0:
-        return np.zeros((0, 5), dtype=np.float32)
-    tmax = int(lengths.max())
-    # right-align every game in a (G, tmax) grid so that all end in the last column
-    ends = np.cumsum(lengths)
-    starts = ends - lengths
-    col0 = tmax - lengths  # column of each game's first position
-    flat_game = np.repeat(np.arange(g), lengths)
-    flat_col = np.arange(values.shape[0]) - np.repeat(starts, lengths) + np.repeat(col0, lengths)
-    grid = np.zeros((g, tmax, 5), dtype=np.float32)
-    grid[flat_game, flat_col] = values
-    # Work in one fixed view per game, the last mover's: positions an odd number of plies before the end have
-    # the other side on roll, so swap them; swap is an affine involution, so in the fixed view the recursion is
-    # the plain H_t = (1 - lambda) W_{t+1} + lambda H_{t+1}, H_{T-1} = z, and G_t = H_t swapped back.
-    odd = (tmax - 1 - np.arange(tmax)) % 2 == 1
-    grid[:, odd] = swap_perspective(grid[:, odd])
-    # Unrolled: H_t = sum_{k=t+1}^{T-1} (1 - lambda) lambda^(k-t-1) W_k + lambda^(T-1-t) z, one matrix product
-    # over all games (float64 powers, so that long games with small lambda do not underflow into denormals).
-    lam = float(lam)
-    pw = lam ** np.arange(tmax, dtype=np.float64)  # lambda^j, with 0^0 = 1
-    ahead = np.subtract.outer(np.arange(tmax), np.arange(tmax))  # t - k
-    a = np.where(ahead < 0, (1.0 - lam) * pw[np.clip(-ahead - 1, 0, tmax - 1)], 0.0)  # (tmax, tmax), row t
-    w = grid.transpose(1, 0, 2).reshape(tmax, g * 5).astype(np.float64)
-    h = (a @ w).reshape(tmax, g, 5).transpose(1, 0, 2)
-    h += pw[::-1][None, :, None] * np.asarray(outcomes, dtype=np.float64)[:, None, :]
-    ret = h.astype(np.float32)
-    ret[:, odd] = swap_perspective(ret[:, odd])
-    return ret[flat_game, flat_col]
+from bgai.util.threads import limit_threads
 
 
 def offline_trace_increments(net: torch.nn.Module, x: torch.Tensor, outcome: torch.Tensor, lam: float) -> list:
@@ -131,7 +73,7 @@ def offline_trace_increments(net: torch.nn.Module, x: torch.Tensor, outcome: tor
     The weights stay fixed during the game (offline TD(lambda)); each of the 5 outputs has its own trace.
     With ``delta_t = swap(V_{t+1}) - V_t`` (``z - V_{T-1}`` at the end) in the side-on-roll view of ``s_t``,
     and the trace following the alternating view (``e_t = grad V_t + lambda * S e_{t-1}``, ``S`` the linear
-    part of :func:`~bgai.equity.swap_perspective`), the increment is ``sum_t delta_t . e_t``.  Used by the tests
+    part of :func:`~bgai.core.equity.swap_perspective`), the increment is ``sum_t delta_t . e_t``.  Used by the tests
     as the reference for :func:`lambda_returns` (the forward view); slow (one backward pass per position).
 
     Args:
@@ -210,7 +152,6 @@ def check_resumable(state: dict, config: TrainConfig) -> None:
     Raises:
         CheckpointError: a state of another layout, or of another ``parallel_games`` or ``workers``.
     """
-    from bgai.errors import CheckpointError
 
     if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
         version = state.get("format", 1) if isinstance(state, dict) else "?"
@@ -244,7 +185,7 @@ class SelfPlayTrainer:
     :meth:`step` (an update from the games that finished in earlier steps, when enough of their positions wait, and
     one move in every parallel game); :meth:`state_dict` / :meth:`load_state_dict` capture everything needed to
     resume exactly. Call :meth:`close` (or use the trainer as a context manager) to stop the worker processes. Every
-    process, this one included (:func:`bgai.threads.limit_threads`), runs torch and BLAS single-threaded. Worker
+    process, this one included (:func:`bgai.util.threads.limit_threads`), runs torch and BLAS single-threaded. Worker
     processes are started with ``multiprocessing``'s ``spawn`` method, which imports the main script: a script that
     makes a trainer with ``workers > 1`` must do so under ``if __name__ == "__main__":``.
 
@@ -407,7 +348,6 @@ class SelfPlayTrainer:
         Raises:
             CheckpointError: a state of another layout, another ``parallel_games`` or ``workers``, or malformed.
         """
-        from bgai.errors import CheckpointError
 
         check_resumable(state, self.config)
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bgai.board import result_kind
+from bgai.core.board import result_kind
 
 #: Output order of every probability array in bgai.
 OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
@@ -53,13 +53,13 @@ def finished_probabilities(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     A position handed to an evaluator with the side on roll in row 0 is finished when the *opponent* (row 1)
     has borne off all 15 checkers: it is what the mover's last play left, seen by the side now "on roll", who
-    has lost.  The loss is a single, a gammon or a backgammon as :func:`bgai.board.result_kind` rules (gammon:
+    has lost.  The loss is a single, a gammon or a backgammon as :func:`bgai.core.board.result_kind` rules (gammon:
     the loser has borne off nothing; backgammon: also a checker on the bar or in the winner's home board).
     Every value agent must value these boards exactly, never by its network (bgai.agents.neural and
-    bgai.infer share this function so they choose the same plays).
+    bgai.agents.numpy_bot share this function so they choose the same plays).
 
     Args:
-        boards: ``(N, 2, 25)`` int8, side on roll in row 0 (:mod:`bgai.board` layout).  A board whose row 0
+        boards: ``(N, 2, 25)`` int8, side on roll in row 0 (:mod:`bgai.core.board` layout).  A board whose row 0
             is empty (the side on roll has already won) is not "over" here: it cannot arise from play.
 
     Returns:
@@ -69,7 +69,7 @@ def finished_probabilities(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ``lose_backgammon`` = 1 for a backgammon (cumulative, as every bgai probability array).
 
     Raises:
-        InvalidPositionError: a board where both sides have no checker (from :func:`bgai.board.result_kind`).
+        InvalidPositionError: a board where both sides have no checker (from :func:`bgai.core.board.result_kind`).
     """
     b = np.asarray(boards)
     over = b[:, 1].sum(axis=1, dtype=np.int16) == 0

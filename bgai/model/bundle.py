@@ -8,7 +8,7 @@ A checkpoint is a ``torch.save`` file holding only tensors and plain Python valu
 ``format_version``  :data:`FORMAT_VERSION`
 ``net``             ``{'spec': NetSpec.to_dict(), 'state_dict': {name: tensor}}`` - the architecture travels
                     with the weights; loaders never take it from flags
-``encoding``        ``{'name', 'version', 'size'}`` of the input encoder (:mod:`bgai.features`)
+``encoding``        ``{'name', 'version', 'size'}`` of the input encoder (:mod:`bgai.model.features`)
 ``config``          the :class:`~bgai.train.config.TrainConfig` as a dict
 ``games_trained``   training games played
 ``evals``           list of evaluation records (dicts: ``games_trained``, ``opponent``, ``games``, ``ppg``,
@@ -29,10 +29,12 @@ from typing import Any
 
 import torch
 
+from bgai import __version__
 from bgai.errors import BgaiError, CheckpointError
-from bgai.fileio import atomic_write
-from bgai.features import Encoder, check_encoding
-from bgai.nets import NetSpec, ValueNet
+from bgai.model.features import Encoder, check_encoding
+from bgai.model.files import check_checkpoint_file, checkpoint_load_error
+from bgai.model.nets import NetSpec, ValueNet
+from bgai.util.fileio import atomic_write
 
 FORMAT = "bgai-checkpoint"
 FORMAT_VERSION = 1
@@ -47,7 +49,6 @@ def build_checkpoint(
     trainer: dict | None = None,
 ) -> dict[str, Any]:
     """The checkpoint mapping (see the module docstring)."""
-    from bgai import __version__
 
     ckpt = {
         "format": FORMAT,
@@ -65,7 +66,7 @@ def build_checkpoint(
 
 
 def save_checkpoint(ckpt: dict[str, Any], path: str | os.PathLike) -> None:
-    """Write ``ckpt`` to ``path`` atomically (:func:`bgai.fileio.atomic_write`: temporary file in the same folder,
+    """Write ``ckpt`` to ``path`` atomically (:func:`bgai.util.fileio.atomic_write`: temporary file in the same folder,
     fsync, ``os.replace``; the usual file permissions).  The folder is created if needed.
 
     Raises:
@@ -155,3 +156,19 @@ def load_net(path: str | os.PathLike) -> tuple[ValueNet, Encoder, dict[str, Any]
     ckpt = read_checkpoint(path)
     net, enc = net_from_checkpoint(ckpt, os.fspath(path))
     return net, enc, ckpt
+
+
+def load_checkpoint_net(path: str):
+    """:func:`load_net` behind :func:`check_checkpoint_file` and
+    :func:`checkpoint_load_error`: ``(net, encoder, checkpoint mapping)``.
+
+    Raises:
+        CheckpointError, AgentSpecError: as :func:`check_checkpoint_file`; any load failure (short message).
+    """
+    check_checkpoint_file(path)
+    try:
+        return load_net(path)
+    except BgaiError as exc:
+        raise checkpoint_load_error(path, exc) from None
+    except Exception as exc:  # torch's unpickler raises many kinds (IndexError, UnpicklingError, ...)
+        raise checkpoint_load_error(path, exc) from None

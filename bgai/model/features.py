@@ -1,6 +1,6 @@
 """Input encodings of the value network, batched, by name.
 
-Every encoder maps boards ``(N, 2, 25)`` int8 (bgai's layout, :mod:`bgai.board`; row 0 the side on roll) to
+Every encoder maps boards ``(N, 2, 25)`` int8 (bgai's layout, :mod:`bgai.core.board`; row 0 the side on roll) to
 features ``(N, F)`` float32, from the view of the side on roll.  Encoders are looked up by name with
 :func:`get_encoder`; each has a ``name``, a ``version`` and a ``size``, all recorded in checkpoints so that a
 model is always fed the inputs it was trained on (:func:`check_encoding` refuses a mismatch).
@@ -51,8 +51,8 @@ from typing import Callable
 
 import numpy as np
 
-from bgai.board import as_batch
-from bgai.errors import CheckpointError, ConfigError
+from bgai.core.board import as_batch
+from bgai.errors import CheckpointError, ConfigError, InvalidPositionError
 
 __all__ = [
     "Encoder",
@@ -393,7 +393,6 @@ def extended(boards: np.ndarray) -> np.ndarray:
 def _check_counts(b: np.ndarray) -> None:
     # cheap range check so the lookup tables cannot be indexed out of bounds (full validation is board.validate)
     if b.size and (b.min() < 0 or b.max() > 15):
-        from bgai.errors import InvalidPositionError
 
         raise InvalidPositionError("checker counts must be in 0..15 for feature encoding")
 

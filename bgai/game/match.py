@@ -23,8 +23,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from bgai.cube import CENTRED, CubeState
+from bgai.core.board import as_batch, is_game_over
 from bgai.errors import MatchIDError, MatchStateError
+from bgai.formats.match_id import MatchState, decode_match_id
+from bgai.game.cube import CENTRED, CubeState
 
 __all__ = ["MatchRules", "Match", "GameOutcome", "match_from_match_id", "cube_state_from_match_id"]
 
@@ -44,7 +46,7 @@ class MatchRules:
         jacoby: money play: gammons and backgammons count only after the cube has been turned.
         cube_limit: money play: highest cube value allowed (a power of two, e.g. 64), None = no limit.
         crawford: match play: use the Crawford rule (standard; True).
-        met_name: match equity table for cube decisions (:func:`bgai.met.load_met`).
+        met_name: match equity table for cube decisions (:func:`bgai.game.met.load_met`).
 
     Raises:
         MatchStateError: a negative length, a cube limit that is not a power of two, money options in a match.
@@ -198,7 +200,7 @@ class Match:
         return lim is None or 2 * self.cube_value <= lim
 
     def cube_state(self, player: int) -> CubeState:
-        """The :class:`bgai.cube.CubeState` seen by ``player`` (as the side on roll), for cube decisions.
+        """The :class:`bgai.game.cube.CubeState` seen by ``player`` (as the side on roll), for cube decisions.
 
         Raises:
             MatchStateError: the match is over.
@@ -274,7 +276,7 @@ class Match:
 
         Args:
             winner: player 0 or 1.
-            kind: 1 single, 2 gammon, 3 backgammon (:func:`bgai.board.result_kind`).
+            kind: 1 single, 2 gammon, 3 backgammon (:func:`bgai.core.board.result_kind`).
 
         Returns:
             ``(match at the start of the next game, outcome)``; points = cube x kind, except money play with the
@@ -327,7 +329,6 @@ class Match:
 
         A pending double is written as GNU Backgammon does: the doubler on roll, the turn with the taker.
         """
-        from bgai.formats.match_id import MatchState
 
         if self.rules.is_money and self.score != (0, 0):
             score = (0, 0)  # money sessions keep their running total out of the Match ID
@@ -369,8 +370,6 @@ def match_from_match_id(match_id, board: np.ndarray | None = None) -> tuple[Matc
             above 1, a turned cube or a pending double in the Crawford game, a pending double with the turn not
             on the taker, dice rolled while a double is pending, a game in play on a finished position.
     """
-    from bgai.board import as_batch, is_game_over
-    from bgai.formats.match_id import MatchState, decode_match_id
 
     ms = match_id if isinstance(match_id, MatchState) else decode_match_id(match_id)
     if isinstance(match_id, MatchState):
@@ -416,7 +415,7 @@ def match_from_match_id(match_id, board: np.ndarray | None = None) -> tuple[Matc
 
 
 def cube_state_from_match_id(match_id, board: np.ndarray | None = None) -> CubeState:
-    """The :class:`bgai.cube.CubeState` of the Match ID's player on roll (the doubler, when a double is pending).
+    """The :class:`bgai.game.cube.CubeState` of the Match ID's player on roll (the doubler, when a double is pending).
 
     Raises:
         MatchIDError: see :func:`match_from_match_id`; also a match longer than the match equity table.

@@ -3,13 +3,13 @@
 Rules (the standard rules of backgammon, e.g. the WBF/USBGF rules): each player rolls one die for the opening
 roll, ties are re-rolled, the higher die moves first and plays the two numbers rolled; then players alternate,
 rolling two dice; a player who has no legal play passes (his turn still counts as a ply); the first to bear off
-all 15 checkers wins 1 point, 2 for a gammon, 3 for a backgammon (:func:`bgai.board.result_kind`).
+all 15 checkers wins 1 point, 2 for a gammon, 3 for a backgammon (:func:`bgai.core.board.result_kind`).
 
 Seats and players.  The two agents are the players A (``agents[0]``) and B (``agents[1]``).  Each game has two
 seats, 0 and 1; ``a_seat[g]`` says which seat A takes in game ``g``.  The dice belong to the seats: the opening
 roll is seat 0's die then seat 1's die, and every later roll is drawn in turn order from the game's own dice
 generator.  Playing the same dice generator seed with ``a_seat`` 0 and then 1 is therefore the same dice sequence
-with the players swapped: a duplicate-dice (mirrored) pair, as used by :mod:`bgai.evaluate`.
+with the players swapped: a duplicate-dice (mirrored) pair, as used by :mod:`bgai.evaluate.series`.
 
 Randomness.  Each game draws its dice from its own ``np.random.Generator`` (the caller builds them, e.g. from
 ``np.random.SeedSequence(seed, spawn_key=(0, g))``), so a game's dice never depend on which other games share
@@ -28,7 +28,9 @@ from typing import Sequence
 import numpy as np
 
 from bgai.agents.base import Agent
-from bgai.board import flip, result_kind, starting_board
+from bgai.core.board import flip, result_kind, starting_board
+from bgai.core.movegen import legal_plays
+from bgai.errors import IllegalMoveError
 
 #: Rolls drawn at a time from a game's dice generator (after the opening roll).
 DICE_BLOCK = 64
@@ -123,13 +125,11 @@ class GameRecord:
 
     def plays(self) -> list[str]:
         """The plays in standard notation, one per ply (``''`` for a pass), found with
-        :func:`bgai.movegen.legal_plays`.
+        :func:`bgai.core.movegen.legal_plays`.
 
         Raises:
             IllegalMoveError: a recorded afterstate is not a legal play of the recorded roll.
         """
-        from bgai.errors import IllegalMoveError
-        from bgai.movegen import legal_plays
 
         out = []
         for k, (pos, dice, after) in enumerate(zip(self.positions(), self.dice, self.afterstates)):

@@ -11,7 +11,7 @@ Format (source: the GNU Backgammon manual, "A technical description of the Posit
 3. Standard Base64 of the 10 bytes without the ``==`` padding: 14 characters.  The starting position is
    ``4HPwATDgc/ABMA``.
 
-In bgai's layout (:mod:`bgai.board`) row 0 is the side on roll and row 1 the opponent, each on its own point
+In bgai's layout (:mod:`bgai.core.board`) row 0 is the side on roll and row 1 the opponent, each on its own point
 numbers, so the bit string is row 1 (columns 0..24) followed by row 0 (columns 0..24).
 
 The batch functions are vectorised with numpy (no per-position Python loop except building the strings).
@@ -23,7 +23,7 @@ from typing import Iterable
 
 import numpy as np
 
-from bgai.board import as_batch, validate, validation_errors
+from bgai.core.board import as_batch, validate, validation_errors
 from bgai.errors import PositionIDError
 
 __all__ = [
@@ -55,7 +55,7 @@ def encode_position_ids(boards: np.ndarray) -> list[str]:
         ``N`` Position IDs, 14 characters each.
 
     Raises:
-        InvalidPositionError: a board that is not a legal position (see :func:`bgai.board.validate`).
+        InvalidPositionError: a board that is not a legal position (see :func:`bgai.core.board.validate`).
     """
     b = validate(boards)
     n = b.shape[0]
@@ -76,7 +76,7 @@ def encode_position_id(board: np.ndarray) -> str:
     """The Position ID of one board.
 
     Args:
-        board: ``(2, 25)`` integer array (row 0 = side on roll), or a :class:`bgai.board.Position`.
+        board: ``(2, 25)`` integer array (row 0 = side on roll), or a :class:`bgai.core.position.Position`.
 
     Returns:
         The 14-character Position ID, e.g. ``'4HPwATDgc/ABMA'`` for the starting position.

@@ -1,7 +1,7 @@
-"""Series of games between two agents, with duplicate dice, statistics and reports; and ranked plays (hints).
+"""Series of games between two agents, with duplicate dice, statistics and reports.
 
 Duplicate dice (the default): games are played in mirrored pairs.  Pair ``p`` plays the dice generator
-:func:`bgai.play.dice_rng` ``(seed, p)`` twice, once with A in seat 0 and once with A in seat 1, so both players
+:func:`bgai.game.play.dice_rng` ``(seed, p)`` twice, once with A in seat 0 and once with A in seat 1, so both players
 get the same luck; the pair's average is one sample, and the 95% confidence interval of the points per game
 (ppg) comes from the variance between pairs.  Plain mode plays independent games (game ``g`` uses
 ``dice_rng(seed, g)``, A's seat alternating) and takes the variance between games.
@@ -27,9 +27,11 @@ from typing import Callable
 import numpy as np
 
 from bgai.agents.base import Agent
+from bgai.agents.registry import make_agent
 from bgai.errors import BgaiError
-from bgai.play import GameResults, dice_rng, play_games
-from bgai.threads import limit_threads
+from bgai.game.play import GameResults, dice_rng, play_games
+from bgai.util.fileio import atomic_write_json
+from bgai.util.threads import limit_threads
 
 #: Games per work unit (an even number, so duplicate pairs are never split).  Larger batches run faster per game
 #: (numpy overhead per ply is shared by more games); 1000 keeps 10,000 games in 10 units for balanced workers.
@@ -171,10 +173,9 @@ _WORKER_AGENTS: tuple[Agent, Agent] | None = None
 _WORKER_ERROR: BaseException | None = None
 
 
-def _build(agent: str | Agent) -> Agent:
+def build_agent(agent: str | Agent) -> Agent:
     if isinstance(agent, Agent):
         return agent
-    from bgai.agents.registry import make_agent
 
     return make_agent(agent)
 
@@ -187,8 +188,8 @@ def _init_worker(agent_a, agent_b, same: bool) -> None:
     """
     global _WORKER_AGENTS, _WORKER_ERROR
     try:
-        a = _build(agent_a)
-        _WORKER_AGENTS = (a, a if same else _build(agent_b))
+        a = build_agent(agent_a)
+        _WORKER_AGENTS = (a, a if same else build_agent(agent_b))
         # one thread per worker for torch and BLAS: the workers already fill the cores (set after the agents
         # are built, so that the libraries they load are limited too)
         limit_threads(1)
@@ -202,7 +203,7 @@ def play_unit(
     """Play work unit ``unit`` of a series of ``games`` games (see the module docstring).
 
     Returns:
-        :class:`~bgai.play.GameResults` of the unit's games in series order (pairs adjacent in duplicate mode).
+        :class:`~bgai.game.play.GameResults` of the unit's games in series order (pairs adjacent in duplicate mode).
     """
     start = unit * chunk_games
     stop = min(start + chunk_games, games)
@@ -237,7 +238,7 @@ def _concat(parts: list[GameResults]) -> GameResults:
 
 
 def check_series(count, *, duplicate: bool, workers: int, chunk: int, seed: int, what: str = "games") -> None:
-    """Check the arguments of a series (cubeless here, cubeful and matches in :mod:`bgai.play_cube`).
+    """Check the arguments of a series (cubeless here, cubeful and matches in :mod:`bgai.game.play_cube`).
 
     Raises:
         BgaiError: ``count`` (of ``what``: games or matches) not a positive integer, or odd in duplicate mode
@@ -290,8 +291,8 @@ def evaluate(
     """
     check_series(games, duplicate=duplicate, workers=workers, chunk=chunk_games, seed=seed)
     same = agent_a is agent_b or (isinstance(agent_a, str) and agent_a == agent_b)
-    a = _build(agent_a)  # validates specs before anything runs
-    b = a if same else _build(agent_b)
+    a = build_agent(agent_a)  # validates specs before anything runs
+    b = a if same else build_agent(agent_b)
     name_a = agent_a if isinstance(agent_a, str) else a.name
     name_b = agent_b if isinstance(agent_b, str) else b.name
     units = math.ceil(games / chunk_games)
@@ -342,165 +343,11 @@ def evaluate(
 def write_json_atomic(path: str, data) -> None:
     """Write ``data`` as JSON (indent 2, trailing newline) to ``path`` atomically.
 
-    Delegates to :func:`bgai.fileio.atomic_write_json` (temporary file in the same directory, fsync,
+    Delegates to :func:`bgai.util.fileio.atomic_write_json` (temporary file in the same directory, fsync,
     ``os.replace``; mode ``0o666 & ~umask``; nothing left behind on failure).
 
     Raises:
         BgaiError: the directory does not exist or is not writable, ``path`` is a directory, or the write
             fails (the message names ``path``).
     """
-    from bgai.fileio import atomic_write_json
-
     atomic_write_json(path, data)
-
-
-# --- ranked plays (hints) -------------------------------------------------------------------------------------
-
-
-@dataclass
-class RankedPlay:
-    """One legal play with the agent's evaluation.
-
-    Attributes:
-        afterstate: ``(2, 25)`` int8, mover's view.
-        equity: cubeless equity in ppg for probability agents; the agent's score (e.g. pubeval's) otherwise.
-            With a cube state (:func:`rank_plays` ``states``) and a probability agent: the mover's cubeful
-            equity instead (money: ppg per unit of the present cube; match: GNU Backgammon's normalised equity
-            of the cubeful MWC).
-        probabilities: ``(5,)`` float64 in :data:`bgai.equity.OUTPUTS` order for the mover, or ``None``.
-        mwc: match play with a cube state: the mover's cubeful match-winning chance (0..1); else ``None``.
-    """
-
-    afterstate: np.ndarray
-    equity: float
-    probabilities: np.ndarray | None
-    mwc: float | None = None
-
-
-def score_plays(agent: Agent, boards: np.ndarray, after: np.ndarray, src: np.ndarray):
-    """The agent's value of each afterstate: ``(scores (M,), probabilities (M, 5) or None)``.
-
-    Uses ``agent.evaluate_plays(boards, after, src)`` when the agent has it (pubeval and the heuristics, whose
-    scores depend on the position before the play), else :class:`~bgai.agents.base.ProbabilityAgent`'s
-    probabilities or a :class:`~bgai.agents.base.ValueAgent`'s ``evaluate_afterstates``.
-
-    Raises:
-        AgentSpecError: the agent has no evaluation (e.g. ``random``).
-    """
-    from bgai.agents.base import ProbabilityAgent, ValueAgent
-    from bgai.equity import cubeless_equity
-    from bgai.errors import AgentSpecError
-
-    if isinstance(agent, ProbabilityAgent):
-        probs = agent.afterstate_probabilities(after)
-        return cubeless_equity(probs), probs
-    if hasattr(agent, "evaluate_plays"):
-        return np.asarray(agent.evaluate_plays(boards, after, src), dtype=np.float64), None
-    if isinstance(agent, ValueAgent):
-        return np.asarray(agent.evaluate_afterstates(after), dtype=np.float64), None
-    raise AgentSpecError(f"agent {getattr(agent, 'name', agent)!r} has no evaluation to rank plays with")
-
-
-def cubeful_afterstate_equities(
-    after: np.ndarray, probs: np.ndarray, state
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """The mover's cubeful equity of afterstates, GNU Backgammon's 0-ply cubeful checker-play evaluation.
-
-    After the play the opponent is on roll and has the cube decision: its cubeful equity is that of the proper
-    cube action (:func:`bgai.cube.analyse_cube` ``optimal``: no double, or the smaller of double/take and
-    double/pass) with its cubeless probabilities and the cube efficiency of the position with it on roll;
-    the mover gets the complement (GNU Backgammon ``eval.c`` ``EvaluatePositionCubeful4`` at 0 ply, not top
-    level).
-
-    Args:
-        after: ``(M, 2, 25)`` int8 afterstates, mover's view (mover in row 0).
-        probs: ``(M, 5)`` float64 cubeless probabilities of the mover after each play.
-        state: :class:`bgai.cube.CubeState` of the mover (before its roll).
-
-    Returns:
-        ``(equity (M,), mwc (M,) or None)``: money play: the mover's cubeful equity in ppg per unit of the
-        present cube, ``mwc`` None; match play: the mover's cubeful MWC (0..1) and its normalised equity
-        ``(2 MWC - (W + L)) / (W - L)`` with ``W``/``L`` the MWC after winning/losing the present cube.
-
-    Raises:
-        MatchStateError: a match longer than the match equity table.
-    """
-    from bgai.board import flip
-    from bgai.cube import analyse_cube, cube_efficiency
-    from bgai.equity import swap_perspective
-
-    after = np.asarray(after)
-    probs = np.asarray(probs, dtype=np.float64).reshape(-1, 5)
-    if len(after) == 0:
-        return np.zeros(0), (None if state.is_money else np.zeros(0))
-    opp_boards = flip(after)
-    opp = analyse_cube(swap_perspective(probs), state.swapped(), cube_efficiency(opp_boards))
-    if state.is_money:
-        return -opp.optimal, None
-    opp_mwc = np.where(opp.double, np.minimum(opp.mwc_double_take, opp.mwc_double_pass), opp.mwc_no_double)
-    mwc = 1.0 - opp_mwc
-    from bgai.cube import _me  # MWC after winning/losing the present cube (bgai.cube's MET lookup)
-
-    met = state.met
-    a0, a1 = state.away
-    win = _me(met, a0, a1, 0, state.cube_value, 0, state.crawford)
-    lose = _me(met, a0, a1, 0, state.cube_value, 1, state.crawford)
-    return (2.0 * mwc - (win + lose)) / (win - lose), mwc
-
-
-def rank_plays(agent: Agent, boards: np.ndarray, dice: np.ndarray, states=None) -> list[list[RankedPlay]]:
-    """Every legal play of each position, ranked by the agent, best first; the whole batch in one agent call.
-
-    Args:
-        agent: an agent with an evaluation (not ``random``).
-        boards: ``(N, 2, 25)`` int8 positions, side on roll in row 0 (validated).
-        dice: ``(N, 2)`` dice 1..6.
-        states: optional ``N`` :class:`bgai.cube.CubeState` (or None entries) of the side on roll: for agents
-            with probabilities, positions with a state are ranked by the mover's cubeful equity (match play:
-            by match-winning chance), see :func:`cubeful_afterstate_equities`.  Agents without probabilities
-            always rank by their cubeless score.
-
-    Returns:
-        ``N`` lists of :class:`RankedPlay` (a single entry, the unchanged position, where no play is legal).
-        Ties keep the generator's order.
-
-    Raises:
-        InvalidPositionError, InvalidDiceError: bad input; AgentSpecError: the agent cannot evaluate.
-    """
-    from bgai.board import validate
-    from bgai.errors import InvalidDiceError
-    from bgai.movegen import afterstates
-
-    boards = validate(boards)
-    dice = np.asarray(dice)
-    if dice.shape != (len(boards), 2) or not np.isin(dice, np.arange(1, 7)).all():
-        raise InvalidDiceError(f"dice must be {(len(boards), 2)} values 1..6")
-    after, src = afterstates(boards, dice)
-    scores, probs = score_plays(agent, boards, after, src)
-    mwcs = np.full(len(scores), np.nan)
-    if states is not None and probs is not None:
-        if len(states) != len(boards):
-            raise BgaiError(f"states: {len(states)} cube states for {len(boards)} positions")
-        scores = np.array(scores, dtype=np.float64)
-        groups: dict = {}
-        for i, st in enumerate(states):
-            if st is not None:
-                groups.setdefault(st, []).append(i)
-        for st, idx in groups.items():
-            rows = np.flatnonzero(np.isin(src, idx))
-            eq, mwc = cubeful_afterstate_equities(after[rows], probs[rows], st)
-            scores[rows] = eq
-            if mwc is not None:
-                mwcs[rows] = mwc
-    order = np.lexsort((np.arange(len(scores)), -scores, src))
-    out: list[list[RankedPlay]] = [[] for _ in range(len(boards))]
-    for i in order:
-        out[int(src[i])].append(
-            RankedPlay(
-                after[i],
-                float(scores[i]),
-                None if probs is None else np.asarray(probs[i], dtype=np.float64),
-                None if np.isnan(mwcs[i]) else float(mwcs[i]),
-            )
-        )
-    return out

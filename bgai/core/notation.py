@@ -1,7 +1,7 @@
 """Backgammon play notation: format and parse, following GNU Backgammon.
 
 Steps are ``(from, to, hit)`` single-die moves from the mover's view: ``from`` 1..24 or 25 for the bar, ``to``
-1..24 or 0 for borne off, ``hit`` true when the step hits a blot (see :class:`bgai.movegen.Play`).
+1..24 or 0 for borne off, ``hit`` true when the step hits a blot (see :class:`bgai.core.movegen.Play`).
 
 Standard notation (:func:`format_play`) follows GNU Backgammon's ``FormatMove`` (``drawboard.c``):
 
@@ -29,9 +29,9 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from bgai.errors import AmbiguousMoveError, IllegalMoveError, NotationError
+from bgai.errors import NotationError
 
-__all__ = ["format_play", "format_play_plain", "parse_play", "parse_moves"]
+__all__ = ["format_play", "format_play_plain", "parse_moves"]
 
 
 def _pt(n: int) -> str:
@@ -203,92 +203,3 @@ def parse_moves(text: str) -> list[tuple[list[int], set[int]]]:
     if total_steps > 8:
         raise err("too many moves")
     return moves
-
-
-def parse_play(text: str, board, dice):
-    """Parse play notation and return the matching legal :class:`~bgai.movegen.Play` of the position.
-
-    Args:
-        text: e.g. ``'24/18 13/10'``, ``'bar/22*'``, ``'b/22'``, ``'6/off'``, ``'6/o'``, ``'6/0'``, ``'8/2(2)'``,
-            ``'24/18/13'``, ``'24/13'``; ``*`` is optional.  ``''`` is the empty play (only when nothing can be
-            played).
-        board: ``(2, 25)`` board or :class:`~bgai.board.Position` (side to move in row 0).
-        dice: ``(d1, d2)``.
-
-    A move over several dice (``24/13`` with 6-5) may take any legal route; the intermediate points written
-    (``24/18/13``) must be landed on; a point marked ``*`` must be hit.  When the routes lead to different
-    positions (a blot on one intermediate point), the play that hits no more than what is marked is chosen,
-    as GNU Backgammon does (``9/off`` with 6-5 does not hit on the way).
-
-    Raises:
-        NotationError: unparsable text.
-        IllegalMoveError: no legal play matches (wrong checkers, blocked points, too few dice used...).
-        AmbiguousMoveError: several legal plays match (e.g. ``'24/13'`` when both routes hit a different blot).
-    """
-    from bgai.board import Position, validate
-    from bgai.movegen import _apply, _single_steps, legal_plays
-
-    plays = legal_plays(board, dice)
-    if isinstance(text, str) and not text.strip():
-        if len(plays) == 1 and not plays[0].steps:
-            return plays[0]  # nothing can be played: the empty play
-        raise IllegalMoveError(f"play {text!r} is empty, but a legal play exists (e.g. {plays[0].notation!r})")
-    moves = parse_moves(text)
-    b = board.board if isinstance(board, Position) else validate(board)[0]
-    me0, opp0 = [int(x) for x in b[0]], [int(x) for x in b[1]]
-    d1, d2 = int(dice[0]), int(dice[1])
-    all_dice = [d1] * 4 if d1 == d2 else [d1, d2]
-    by_key = {p.afterstate.tobytes(): p for p in plays}
-    # legs: each written move split at its written points; a leg may take one or more dice, and the steps of
-    # different legs may interleave (two checkers entering before either moves on)
-    legs = tuple(
-        (path[k], path[k + 1], path[k + 1] in marks) for path, marks in moves for k in range(len(path) - 1)
-    )
-    results: dict[bytes, frozenset] = {}
-    seen: set = set()
-
-    def search(me, opp, dice_left, legs, hits):
-        state = (tuple(me), tuple(opp), tuple(sorted(dice_left)), tuple(sorted(legs)))
-        if state in seen:
-            return
-        seen.add(state)
-        if not legs:
-            results.setdefault(bytes(x & 0xFF for x in me + opp), frozenset(hits))
-            return
-        for i, (cur, to, mark) in enumerate(legs):
-            if (cur, to, mark) in legs[:i]:
-                continue
-            for die in set(dice_left):
-                for st in _single_steps(me, opp, die):
-                    land = st[1]
-                    if st[0] != cur or land < to:
-                        continue
-                    hits2 = hits | {land} if st[2] else hits
-                    if land == to:
-                        if mark and land not in hits2:
-                            continue  # a hit written with '*' that does not happen
-                        legs2 = legs[:i] + legs[i + 1 :]
-                    else:
-                        legs2 = legs[:i] + ((land, to, mark),) + legs[i + 1 :]
-                    rest = list(dice_left)
-                    rest.remove(die)
-                    me2, opp2 = _apply(me, opp, st)
-                    search(me2, opp2, rest, legs2, hits2)
-
-    search(me0, opp0, all_dice, legs, frozenset())
-    matches = [(by_key[k], h) for k, h in results.items() if k in by_key]
-    if not matches:
-        if results:
-            raise IllegalMoveError(
-                f"play {text!r} is not legal with {d1}-{d2}: a play must use as many dice as possible "
-                "(the higher die when only one can be used)"
-            )
-        raise IllegalMoveError(f"play {text!r} is not legal in this position with {d1}-{d2}")
-    if len(matches) > 1:
-        marked_all = {p for path, marks in moves for p in marks}
-        exact = [m for m in matches if m[1] <= marked_all]
-        if len(exact) == 1:
-            return exact[0][0]
-        options = ", ".join(sorted(m[0].notation for m in matches))
-        raise AmbiguousMoveError(f"play {text!r} matches several legal plays: {options}")
-    return matches[0][0]

@@ -1,21 +1,21 @@
 """Numpy-only inference: run an exported bgai model and pick plays with nothing but numpy installed.
 
-This module (and everything it imports: :mod:`bgai.board`, :mod:`bgai.movegen`, :mod:`bgai.features`,
-:mod:`bgai.equity`, :mod:`bgai.agents.base`, :mod:`bgai.errors`) uses only numpy and the standard library, so an
+This module (and everything it imports: :mod:`bgai.core.board`, :mod:`bgai.core.movegen`, :mod:`bgai.model.features`,
+:mod:`bgai.core.equity`, :mod:`bgai.agents.base`, :mod:`bgai.errors`) uses only numpy and the standard library, so an
 exported bot runs on a machine without torch, onnx or onnxruntime (``tests/test_export.py`` checks this by
 blocking those imports).
 
 Usage::
 
-    from bgai.infer import NumpyAgent
+    from bgai.agents.numpy_bot import NumpyAgent
     bot = NumpyAgent.load("model.onnx")        # reads model.npz beside it (or give the .npz)
     bot.probabilities(boards)                  # (N, 5) for the side on roll
     bot.best_play(board, (3, 1)).notation      # '8/5 6/5'
 
-The weights come from the ``.npz`` file :mod:`bgai.export` writes beside the ``.onnx`` (``W0, b0, ...`` and a
+The weights come from the ``.npz`` file :mod:`bgai.model.export` writes beside the ``.onnx`` (``W0, b0, ...`` and a
 JSON ``meta`` string with the encoding and output order).  The network is evaluated in float32 exactly like
-:class:`bgai.nets.ValueNet` (``x @ W.T + b``, sigmoid or ReLU hidden units, sigmoid outputs); finished games are
-valued exactly (:func:`bgai.equity.finished_probabilities`), as :class:`bgai.agents.neural.NeuralAgent` does, so
+:class:`bgai.model.nets.ValueNet` (``x @ W.T + b``, sigmoid or ReLU hidden units, sigmoid outputs); finished games are
+valued exactly (:func:`bgai.core.equity.finished_probabilities`), as :class:`bgai.agents.neural.NeuralAgent` does, so
 both choose the same plays at 0-ply.
 """
 
@@ -27,13 +27,15 @@ import os
 import numpy as np
 
 from bgai.agents.base import ProbabilityAgent
-from bgai.board import as_batch
-from bgai.equity import OUTPUTS, finished_probabilities
+from bgai.core.board import as_batch
+from bgai.core.equity import OUTPUTS, finished_probabilities
+from bgai.core.movegen import legal_plays
 from bgai.errors import CheckpointError
+from bgai.model.features import check_encoding
 
 __all__ = ["NumpyModel", "NumpyAgent", "load_model", "EXPORT_FORMAT"]
 
-#: The export layout this module reads (the same number as :data:`bgai.export.EXPORT_FORMAT`, which needs torch
+#: The export layout this module reads (the same number as :data:`bgai.model.export.EXPORT_FORMAT`, which needs torch
 #: to import; ``tests/test_registry_models.py`` checks they agree).
 EXPORT_FORMAT = 1
 
@@ -58,7 +60,7 @@ class NumpyModel:
 
     Raises:
         CheckpointError: inconsistent layer shapes, an unknown activation, or an output order other than
-            :data:`bgai.equity.OUTPUTS`.
+            :data:`bgai.core.equity.OUTPUTS`.
     """
 
     def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], activation: str, meta: dict) -> None:
@@ -147,7 +149,6 @@ class NumpyAgent(ProbabilityAgent):
     """
 
     def __init__(self, model: NumpyModel, name: str = "numpy") -> None:
-        from bgai.features import check_encoding
 
         meta = model.meta
         try:
@@ -179,8 +180,7 @@ class NumpyAgent(ProbabilityAgent):
         return out
 
     def best_play(self, board: np.ndarray, dice: tuple[int, int]):
-        """The chosen :class:`bgai.movegen.Play` for one position (``None`` when no play is legal)."""
-        from bgai.movegen import legal_plays
+        """The chosen :class:`bgai.core.movegen.Play` for one position (``None`` when no play is legal)."""
 
         plays = [p for p in legal_plays(as_batch(board)[0], dice) if p.steps]
         if not plays:

@@ -1,12 +1,12 @@
 """Torch value networks: encoded positions in, five outcome probabilities out.
 
 A :class:`ValueNet` is a multilayer perceptron (one or more hidden layers, sigmoid or ReLU units) with five
-sigmoid outputs in :data:`bgai.equity.OUTPUTS` order, ``[P(win), P(win gammon), P(win backgammon),
+sigmoid outputs in :data:`bgai.core.equity.OUTPUTS` order, ``[P(win), P(win gammon), P(win backgammon),
 P(lose gammon), P(lose backgammon)]``, for the **side on roll** of the encoded position (before it rolls), as
 GNU Backgammon's evaluator has them.  TD-Gammon used one hidden layer of 40 to 80 sigmoid units (Tesauro 1992,
 1995).  Perspective is not handled here: the value of an afterstate for the player who moved is the swapped
 evaluation of the flipped afterstate, done once in :class:`bgai.agents.base.ProbabilityAgent` (and in the
-trainer through :func:`bgai.equity.swap_perspective`).
+trainer through :func:`bgai.core.equity.swap_perspective`).
 
 :class:`NetSpec` is the architecture as stored in checkpoints; loaders build the net from it, never from flags.
 :class:`FastForward` is an inference-only copy for large batches (the hot path of self-play and search).

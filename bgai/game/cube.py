@@ -1,7 +1,7 @@
 """Cube decisions: cubeful equity from cubeless probabilities, money and match play.
 
 Everything here works from the **cubeless outcome probabilities** of the side on roll, before it rolls
-(``(N, 5)`` float64 in :data:`bgai.equity.OUTPUTS` order), and a :class:`CubeState` seen from that side.  It
+(``(N, 5)`` float64 in :data:`bgai.core.equity.OUTPUTS` order), and a :class:`CubeState` seen from that side.  It
 follows GNU Backgammon's 0-ply cubeful evaluation (``eval.c``: ``Cl2CfMoney``, ``Cl2CfMatch``,
 ``FindBestCubeDecision``; ``matchequity.c``: ``GetPoints``, ``getME``), so that bgai's cube decisions can be
 checked against GNU Backgammon's on the same probabilities (``scripts/compare_cube_gnubg.py``).
@@ -40,7 +40,7 @@ formulas themselves are not changed (an approximation).  Beavers are not support
 
 Match play
 ----------
-Match-winning chances (MWC) use a match equity table (:mod:`bgai.met`, Kazaross-XG2 by default).  The cubeful
+Match-winning chances (MWC) use a match equity table (:mod:`bgai.game.met`, Kazaross-XG2 by default).  The cubeful
 MWC is Jørn Thyssen's generalisation of Janowski's model used by GNU Backgammon (``Cl2CfMatch``): dead-cube MWC
 (cubeless probabilities x MET of every result) interpolated with a live-cube MWC that is piecewise linear
 through the live-cube cash points of both sides; the cash points come from a recursion over the cube levels
@@ -63,8 +63,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from bgai.core.board import as_batch, pip_counts
+from bgai.core.equity import OUTPUTS, cubeless_equity
 from bgai.errors import BgaiError, MatchStateError
-from bgai.met import DEFAULT_MET, MatchEquityTable, load_met
+from bgai.game.met import DEFAULT_MET, MatchEquityTable, load_met
 
 __all__ = [
     "CENTRED",
@@ -120,7 +122,7 @@ class CubeState:
         crawford: this game is the Crawford game (match play; a side is 1-away).
         jacoby: Jacoby rule (money play only): gammons count only after the cube has been turned.
         cube_limit: money play: the highest cube value allowed (a power of two), or None for no limit.
-        met_name: match equity table name or JSON path (:func:`bgai.met.load_met`).
+        met_name: match equity table name or JSON path (:func:`bgai.game.met.load_met`).
 
     Raises:
         MatchStateError: a cube that is not a power of two, an owner other than -1/0/1, a negative or too long
@@ -248,7 +250,6 @@ def classify_positions(boards: np.ndarray) -> np.ndarray:
         :data:`CLASS_BEAROFF1` 2 (no contact, both sides all home), :data:`CLASS_RACE` 3, :data:`CLASS_CRASHED`
         4 (contact, a side with 6 or fewer checkers left as GNU Backgammon counts them), :data:`CLASS_CONTACT` 5.
     """
-    from bgai.board import as_batch
 
     b = as_batch(boards).astype(np.int16)
     n = b.shape[0]
@@ -293,7 +294,6 @@ def cube_efficiency(boards: np.ndarray) -> np.ndarray:
     Returns:
         ``(N,)`` float64 in [0, 1].
     """
-    from bgai.board import as_batch, pip_counts
 
     b = as_batch(boards)
     cls = classify_positions(b)
@@ -405,12 +405,14 @@ def money_points(probs: np.ndarray, efficiency: np.ndarray | float = 1.0) -> dic
 # match play
 
 
-def _me(met: MatchEquityTable, away0: int, away1: int, k: int, points: int, winner: int, crawf: bool) -> float:
-    """MWC of player ``k`` (0 = on roll) after ``winner`` wins ``points`` (GNU Backgammon's ``getME``)."""
+def match_equity_after(
+    met: MatchEquityTable, away0: int, away1: int, k: int, points: int, winner: int, crawf: bool
+) -> float:
+    """MWC of player ``k`` (0 = on roll) after ``winner`` (0 = on roll) wins ``points`` (GNU Backgammon's
+    ``getME``); ``away0``/``away1`` are the points each still needs, ``crawf`` whether this is the Crawford game.
+    """
     pts = points if winner == 0 else -points
-    from bgai.met import _mwc_after
-
-    m0 = _mwc_after(met.pre_crawford, met.post_crawford, away0, away1, pts, crawf)
+    m0 = met.mwc_after(away0, away1, pts, crawford=crawf)
     return m0 if k == 0 else 1.0 - m0
 
 
@@ -446,7 +448,7 @@ def cubeless_mwc(probs: np.ndarray, state: CubeState) -> np.ndarray:
     a0, a1 = state.away
     c, crawf = state.cube_value, state.crawford
     w, wg, wbg, lg, lbg = p.T
-    me = lambda pts, who: _me(met, a0, a1, 0, pts, who, crawf)  # noqa: E731
+    me = lambda pts, who: match_equity_after(met, a0, a1, 0, pts, who, crawf)  # noqa: E731
     return (
         (w - wg) * me(c, 0)
         + (wg - wbg) * me(2 * c, 0)
@@ -495,7 +497,7 @@ def match_cash_points(probs: np.ndarray, state: CubeState) -> tuple[np.ndarray, 
         primes = (_cube_prime(i, j, cv), _cube_prime(j, i, cv))
         for k in (0, 1):
             o = 1 - k
-            me = lambda pts, who: _me(met, a0, a1, k, pts, who, crawf)  # noqa: E731,B023
+            me = lambda pts, who: match_equity_after(met, a0, a1, k, pts, who, crawf)  # noqa: E731,B023
             if i < 2 * cv or j < 2 * cv:
                 pr = primes[k]
                 dtl = (1 - G[o] - BG[o]) * me(2 * pr, o) + G[o] * me(4 * pr, o) + BG[o] * me(6 * pr, o)
@@ -531,7 +533,7 @@ def match_take_points(probs: np.ndarray, state: CubeState) -> dict[str, np.ndarr
     a0, a1 = state.away
     c, crawf = state.cube_value, state.crawford
     g0, bg0, g1, bg1 = _ratios(p)
-    me = lambda pts, who: _me(met, a0, a1, 0, pts, who, crawf)  # noqa: E731
+    me = lambda pts, who: match_equity_after(met, a0, a1, 0, pts, who, crawf)  # noqa: E731
     dtw = (1 - g0 - bg0) * me(2 * c, 0) + g0 * me(4 * c, 0) + bg0 * me(6 * c, 0)
     dtl = (1 - g1 - bg1) * me(2 * c, 1) + g1 * me(4 * c, 1) + bg1 * me(6 * c, 1)
     dp = me(c, 0)
@@ -561,7 +563,7 @@ def match_cubeful_mwc(probs: np.ndarray, state: CubeState, efficiency: np.ndarra
         return dead
     a0, a1 = state.away
     c, crawf = state.cube_value, state.crawford
-    me = lambda pts, who: _me(met, a0, a1, 0, pts, who, crawf)  # noqa: E731
+    me = lambda pts, who: match_equity_after(met, a0, a1, 0, pts, who, crawf)  # noqa: E731
     g0, bg0, g1, bg1 = _ratios(p)
     cp0, cp1 = match_cash_points(p, state)
     w = p[:, 0]
@@ -590,8 +592,8 @@ def match_cubeful_mwc(probs: np.ndarray, state: CubeState, efficiency: np.ndarra
 def _mwc2eq(mwc: np.ndarray, state: CubeState) -> np.ndarray:
     met = state.met
     a0, a1 = state.away
-    win = _me(met, a0, a1, 0, state.cube_value, 0, state.crawford)
-    lose = _me(met, a0, a1, 0, state.cube_value, 1, state.crawford)
+    win = match_equity_after(met, a0, a1, 0, state.cube_value, 0, state.crawford)
+    lose = match_equity_after(met, a0, a1, 0, state.cube_value, 1, state.crawford)
     return (2.0 * np.asarray(mwc) - (win + lose)) / (win - lose)
 
 
@@ -694,7 +696,7 @@ def analyse_cube(probs: np.ndarray, state: CubeState, efficiency: np.ndarray | f
         a0, a1 = state.away
         mnd = match_cubeful_mwc(p, state, x)
         mdt = match_cubeful_mwc(p, state.doubled(), x)
-        mdp = np.full(n, _me(met, a0, a1, 0, state.cube_value, 0, state.crawford))
+        mdp = np.full(n, match_equity_after(met, a0, a1, 0, state.cube_value, 0, state.crawford))
         nd, dt, dp = _mwc2eq(mnd, state), _mwc2eq(mdt, state), _mwc2eq(mdp, state)
         cubeless = _mwc2eq(cubeless_mwc(p, state), state)
     available = state.may_double()
@@ -853,10 +855,9 @@ def cube_unavailable_reason(state: CubeState) -> str | None:
 
 
 def _cubeless_lines(d: CubeDecision) -> list[str]:
-    """The cubeless equity lines: always the plain cubeless money equity (:func:`bgai.equity.cubeless_equity`);
+    """The cubeless equity lines: always the plain cubeless money equity (:func:`bgai.core.equity.cubeless_equity`);
     money play with the Jacoby rule and a centred cube adds the figure without gammons, labelled; match play
     adds the normalised equity of the cubeless MWC."""
-    from bgai.equity import cubeless_equity
 
     plain = float(cubeless_equity(np.asarray(d.probabilities, dtype=np.float64)))
     line = f"cubeless equity {plain:+.3f} (money)"
@@ -916,7 +917,7 @@ def format_cube_decision(d: CubeDecision, *, dice_rolled: bool = False) -> str:
 def cube_decision_dict(d: CubeDecision, *, dice_rolled: bool = False) -> dict:
     """A JSON-ready dict of a :class:`CubeDecision`.
 
-    ``cubeless_equity`` is the plain cubeless money equity (:func:`bgai.equity.cubeless_equity`);
+    ``cubeless_equity`` is the plain cubeless money equity (:func:`bgai.core.equity.cubeless_equity`);
     ``cubeless_equity_jacoby`` (money, Jacoby rule, centred cube: gammons not counted) and
     ``cubeless_match_equity`` (match: normalised equity of the cubeless MWC) are added where they apply.
     ``available`` says whether the side on roll may double; when it may not, ``reason`` says why and
@@ -925,7 +926,6 @@ def cube_decision_dict(d: CubeDecision, *, dice_rolled: bool = False) -> dict:
     Raises:
         MatchStateError: ``dice_rolled``: a cube decision is made before the roll (use checker play).
     """
-    from bgai.equity import OUTPUTS, cubeless_equity
 
     if dice_rolled:
         raise MatchStateError("the dice are already rolled: no cube decision now (ask for checker play instead)")

@@ -2,9 +2,9 @@
 
 :class:`TerminalGame` runs a money session (games until you stop; Jacoby rule) or a match to ``N`` points
 (Crawford rule), with the cube, between you (player 0, ``X``, moving from 24 down to 1 on the bottom of the
-drawing) and a :class:`~bgai.serve.bot.Bot` (player 1, ``O``).  Rules and scoring come from :mod:`bgai.match`,
-plays from :mod:`bgai.movegen`, notation from :mod:`bgai.formats.notation`, the bot's cube decisions from
-:mod:`bgai.cube` (agents without probabilities: never double, always take).
+drawing) and a :class:`~bgai.serve.bot.Bot` (player 1, ``O``).  Rules and scoring come from :mod:`bgai.game.match`,
+plays from :mod:`bgai.core.movegen`, notation from :mod:`bgai.core.notation`, the bot's cube decisions from
+:mod:`bgai.game.cube` (agents without probabilities: never double, always take).
 
 Commands (case-insensitive; short forms in :data:`HELP_TEXT`, which ``help`` prints):
 
@@ -27,8 +27,12 @@ from typing import Callable
 
 import numpy as np
 
-from bgai.board import flip, is_game_over, render, result_kind, starting_board
+from bgai.core.board import flip, is_game_over, render, result_kind, starting_board
+from bgai.core.movegen import parse_play
+from bgai.core.position_id import encode_position_id
 from bgai.errors import AmbiguousMoveError, BgaiError, IllegalMoveError, NotationError
+from bgai.formats.match_id import encode_match_id
+from bgai.game.match import Match, MatchRules
 from bgai.serve.bot import Bot
 
 __all__ = ["TerminalGame", "Quit"]
@@ -89,7 +93,6 @@ class TerminalGame:
         ask: Callable[[str], str] | None = None,
         say: Callable[[str], None] | None = None,
     ) -> None:
-        from bgai.match import Match, MatchRules
 
         self.bot = bot
         rules = MatchRules.match(match_length) if match_length else MatchRules.money(jacoby=True)
@@ -117,8 +120,6 @@ class TerminalGame:
 
     # ------------------------------------------------------------------------------------------- drawing
     def _ids(self) -> str:
-        from bgai.formats.match_id import encode_match_id
-        from bgai.formats.position_id import encode_position_id
 
         mover_board = self.board if self.turn == HUMAN else flip(self.board)
         dice = self.dice or (0, 0)
@@ -256,7 +257,6 @@ class TerminalGame:
         if not plays:
             self.say(f"You rolled {dice[0]}-{dice[1]}: no legal play.")
             return None
-        from bgai.formats.notation import parse_play
 
         while True:
             text = self.ask(f"your play ({dice[0]}-{dice[1]})> ").strip()

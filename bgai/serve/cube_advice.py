@@ -1,4 +1,4 @@
-"""Adapter from :class:`bgai.serve.bot.Bot` to :mod:`bgai.cube` (GNU Backgammon-style 0-ply cube decisions
+"""Cube advice for the servers: :class:`CubeAdvice`, and the adapter from :class:`bgai.serve.bot.Bot` to :mod:`bgai.game.cube` (GNU Backgammon-style 0-ply cube decisions
 from the agent's cubeless probabilities).
 
 :func:`advise` returns ``None`` when the agent has no probabilities (pubeval, heuristics, random): the bot then
@@ -7,13 +7,41 @@ uses its conservative policy.  Money-session scores are not passed on (a money g
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
-from bgai.board import flip
+from bgai.core.board import flip
+from bgai.game.cube import CubeState, analyse_cube, cube_efficiency, cube_unavailable_reason, cubeless_mwc
+
+__all__ = ["CubeAdvice", "CONSERVATIVE_CUBE", "advise", "evaluation_value"]
+
+#: Name of the fallback cube policy.
+CONSERVATIVE_CUBE = "conservative (never double, always take)"
+
+
+@dataclass(frozen=True)
+class CubeAdvice:
+    """A cube decision for the side to act.
+
+    Attributes:
+        double: before rolling: the side on roll should double (False where doubling is not allowed).
+        take: when doubled: the side doubled should take (True) or drop (False).
+        beaver: when doubled in money play: the side doubled should beaver (only from :mod:`bgai.game.cube`).
+        policy: where the decision comes from (``'bgai.game.cube'`` or :data:`CONSERVATIVE_CUBE`).
+        equities: cubeful equities when known: ``{'no_double': .., 'double_take': .., 'double_pass': ..}`` in
+            ppg (money) or match-winning chance (match play), from the side on roll's view.
+    """
+
+    double: bool
+    take: bool
+    beaver: bool = False
+    policy: str = CONSERVATIVE_CUBE
+    equities: dict = field(default_factory=dict)
+
 
 
 def _state(cube_value, cube_owner, match_length, score, crawford, jacoby):
-    from bgai.cube import CubeState
 
     if not match_length:
         score, crawford = (0, 0), False
@@ -28,7 +56,6 @@ def _state(cube_value, cube_owner, match_length, score, crawford, jacoby):
 
 
 def _analyse(bot, roller_board, state):
-    from bgai.cube import analyse_cube, cube_efficiency
 
     probs = bot.probabilities(roller_board)
     eff = cube_efficiency(np.asarray(roller_board)[None])
@@ -48,7 +75,7 @@ def advise(
     jacoby: bool,
     beavers: bool,
 ):
-    """A :class:`bgai.serve.bot.CubeAdvice` from :mod:`bgai.cube`, or ``None`` for agents without probabilities.
+    """A :class:`bgai.serve.bot.CubeAdvice` from :mod:`bgai.game.cube`, or ``None`` for agents without probabilities.
 
     ``board``, ``cube_owner`` and ``score`` are from the view of the side that decides: the side on roll
     (``doubled`` False: double or roll) or the side doubled (``doubled`` True: take or drop).
@@ -58,26 +85,23 @@ def advise(
     """
     if not bot.has_probabilities:
         return None
-    from bgai.serve.bot import CubeAdvice
-
     if doubled:
         roller = flip(board)
         owner = cube_owner if cube_owner == -1 else 1 - cube_owner
         state = _state(cube_value, owner, match_length, (score[1], score[0]), crawford, jacoby)
         _, a = _analyse(bot, roller, state)
         eq = _equities(a, state)
-        return CubeAdvice(double=False, take=bool(a.take[0]), beaver=False, policy="bgai.cube", equities=eq)
+        return CubeAdvice(double=False, take=bool(a.take[0]), beaver=False, policy="bgai.game.cube", equities=eq)
     state = _state(cube_value, cube_owner, match_length, score, crawford, jacoby)
     _, a = _analyse(bot, board, state)
-    return CubeAdvice(double=bool(a.double[0]), take=bool(a.take[0]), beaver=False, policy="bgai.cube",
+    return CubeAdvice(double=bool(a.double[0]), take=bool(a.take[0]), beaver=False, policy="bgai.game.cube",
                       equities=_equities(a, state))
 
 
 def _equities(a, state) -> dict:
     """The cube equities of one analysis; when the side on roll may not double (Crawford game, cube owned by the
-    opponent, dead cube, cube limit) ``available`` is False, ``reason`` says why (:func:`bgai.cube.
+    opponent, dead cube, cube limit) ``available`` is False, ``reason`` says why (:func:`bgai.game.cube.
     cube_unavailable_reason`, shared with ``bgai hint``) and only the no-double figures are given."""
-    from bgai.cube import cube_unavailable_reason
 
     reason = cube_unavailable_reason(state)
     out = {
@@ -106,7 +130,6 @@ def evaluation_value(
 ):
     """The sixth number of an ``evaluation`` answer, as GNU Backgammon computes it: money cubeful equity
     (after the proper cube action) or, in match play, the match-winning chance (cubeful, or cubeless)."""
-    from bgai.cube import cubeless_mwc
 
     state = _state(cube_value, cube_owner, match_length, score, crawford, jacoby)
     if match_length and not cubeful:

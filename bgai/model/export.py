@@ -1,17 +1,17 @@
 """Export a trained network for use outside bgai: ONNX, numpy weights, and a golden file.
 
-``export_model(net, encoder, 'model.onnx')`` writes three files (each atomically with :mod:`bgai.fileio`: mode
+``export_model(net, encoder, 'model.onnx')`` writes three files (each atomically with :mod:`bgai.util.fileio`: mode
 ``0o666 & ~umask``; the destination directory must exist, it is never created):
 
 ``model.onnx``
     The network as an ONNX graph (``Gemm`` -> ``Sigmoid``/``Relu`` per hidden layer -> ``Gemm`` -> ``Sigmoid``),
     opset :data:`OPSET`, float32.  Input ``features`` ``[batch, F]``, output ``probs`` ``[batch, 5]``; ``batch``
     is a dynamic axis.  Metadata (``metadata_props``): ``bgai_export_format``, ``bgai_version``,
-    ``encoding`` / ``encoding_version`` / ``encoding_size`` (:mod:`bgai.features`), ``outputs`` (the output
-    order, :data:`bgai.equity.OUTPUTS`), ``perspective`` (side on roll, before it rolls), ``hidden``,
+    ``encoding`` / ``encoding_version`` / ``encoding_size`` (:mod:`bgai.model.features`), ``outputs`` (the output
+    order, :data:`bgai.core.equity.OUTPUTS`), ``perspective`` (side on roll, before it rolls), ``hidden``,
     ``activation``, ``source``, ``source_sha256`` and ``games_trained`` (the checkpoint it came from).
 ``model.npz``
-    The same weights for the numpy-only path (:mod:`bgai.infer`): ``W0, b0, W1, b1, ...`` (``W`` of shape
+    The same weights for the numpy-only path (:mod:`bgai.agents.numpy_bot`): ``W0, b0, W1, b1, ...`` (``W`` of shape
     ``(out, in)`` float32, as in ``torch.nn.Linear``) and ``meta``, a JSON string with the metadata above.
 ``model.golden.json``
     A check for consumers: for a few reference positions (GNU Backgammon Position IDs), the encoded
@@ -31,9 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from bgai.equity import OUTPUTS
+from bgai import __version__
+from bgai.core.equity import OUTPUTS
+from bgai.core.position_id import decode_position_id
 from bgai.errors import BgaiError
-from bgai.fileio import atomic_write, atomic_write_bytes, check_destination
+from bgai.util.fileio import atomic_write, atomic_write_bytes, check_destination
 
 __all__ = [
     "OPSET",
@@ -84,7 +86,6 @@ def _layers(net) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def _metadata(net, encoder, source: str | None, source_sha256: str | None, extra: dict | None = None) -> dict[str, str]:
-    from bgai import __version__
 
     meta = {
         "bgai_export_format": str(EXPORT_FORMAT),
@@ -144,7 +145,6 @@ def build_onnx(net, encoder, metadata: dict[str, str]):
 def _golden(net, encoder) -> dict[str, Any]:
     import torch
 
-    from bgai.formats.position_id import decode_position_id
 
     boards = np.stack([decode_position_id(p) for p in GOLDEN_POSITIONS])
     feats = encoder(boards).astype(np.float32)
@@ -168,8 +168,8 @@ def export_model(
     """Write the ONNX model, the numpy weights and the golden file for ``net``.
 
     Args:
-        net: a :class:`bgai.nets.ValueNet`.
-        encoder: its :class:`bgai.features.Encoder`.
+        net: a :class:`bgai.model.nets.ValueNet`.
+        encoder: its :class:`bgai.model.features.Encoder`.
         out: the ``.onnx`` path; the others go beside it (:func:`companion_paths`).
         source, source_sha256: the checkpoint's name and hash, recorded in the metadata.
         extra_metadata: more ``key: value`` pairs for the metadata (e.g. ``games_trained``).
@@ -220,7 +220,7 @@ def _sha256(path: str) -> str:
 
 
 def export_checkpoint(checkpoint: str | os.PathLike, out: str | os.PathLike, *, fmt: str = "onnx") -> dict[str, str]:
-    """Export a bgai checkpoint (:mod:`bgai.train.checkpoint`).
+    """Export a bgai checkpoint (:mod:`bgai.model.bundle`).
 
     Args:
         checkpoint: the ``.pt`` file.
@@ -230,10 +230,10 @@ def export_checkpoint(checkpoint: str | os.PathLike, out: str | os.PathLike, *, 
 
     Raises:
         CheckpointError: missing, corrupt or foreign checkpoint (one short line naming it; see
-        :func:`bgai.agents.registry.load_checkpoint_net`).  AgentSpecError: a configuration file given as the
+        :func:`bgai.model.bundle.load_checkpoint_net`).  AgentSpecError: a configuration file given as the
         checkpoint.  BgaiError: an unknown format or an unwritable destination.
     """
-    from bgai.agents.registry import load_checkpoint_net
+    from bgai.model.bundle import load_checkpoint_net
 
     path = os.fspath(checkpoint)
     check_destination(out, probe=True)  # before loading: a missing or unwritable output directory is refused first

@@ -7,7 +7,7 @@ Two entry points:
 * :func:`legal_plays` -- one position, plain Python: the plays as :class:`Play` objects with single-die steps,
   resulting position and standard notation.  Not fast; for users, the CLI and notation parsing.
 
-Board layout: :mod:`bgai.board` (row 0 side to move, columns 0..23 its points 1..24, column 24 its bar; the
+Board layout: :mod:`bgai.core.board` (row 0 side to move, columns 0..23 its points 1..24, column 24 its bar; the
 opponent's point ``25 - p`` is the mover's point ``p``, i.e. ``board[1, 24 - p]``).
 
 Rules (the standard rules of backgammon as implemented by GNU Backgammon's move generator, ``GenerateMoves``
@@ -53,10 +53,12 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from bgai.board import BAR, Position, as_batch
-from bgai.errors import InvalidDiceError, InvalidPositionError
+from bgai.core.board import BAR, as_batch, validate
+from bgai.core.notation import format_play, parse_moves
+from bgai.core.position import Position
+from bgai.errors import AmbiguousMoveError, IllegalMoveError, InvalidDiceError, InvalidPositionError
 
-__all__ = ["Step", "Play", "afterstates", "legal_plays", "apply_steps"]
+__all__ = ["Step", "Play", "afterstates", "legal_plays", "apply_steps", "parse_play"]
 
 #: One single-die step: ``(from, to, hit)``; ``from`` 25 = bar, ``to`` 0 = borne off; mover's point numbers.
 Step = tuple[int, int, bool]
@@ -80,9 +82,7 @@ class Play:
     @property
     def notation(self) -> str:
         """Standard notation, e.g. ``'24/18 13/10'``, ``'bar/22*'``, ``'6/off'``, ``'8/2(2)'``, ``'24/18*/13'``;
-        ``''`` for no play.  See :func:`bgai.formats.notation.format_play`."""
-        from bgai.formats.notation import format_play
-
+        ``''`` for no play.  See :func:`bgai.core.notation.format_play`."""
         return format_play(self.steps)
 
     def __eq__(self, other: object) -> bool:
@@ -141,8 +141,6 @@ def apply_steps(board: np.ndarray, steps: Sequence[tuple[int, int]] | Sequence[S
     Raises:
         IllegalMoveError: a step from an empty point or onto a point the opponent holds.
     """
-    from bgai.errors import IllegalMoveError
-
     b = np.array(board, dtype=np.int16).reshape(2, 25)
     for st in steps:
         frm, to = int(st[0]), int(st[1])
@@ -175,7 +173,7 @@ def legal_plays(board, dice) -> list[Play]:
     """All distinct legal plays of one position and roll, one representative :class:`Play` per afterstate.
 
     Args:
-        board: ``(2, 25)`` board (bgai layout, side to move in row 0) or a :class:`~bgai.board.Position`.
+        board: ``(2, 25)`` board (bgai layout, side to move in row 0) or a :class:`~bgai.core.position.Position`.
         dice: ``(d1, d2)``, each 1..6 (order does not matter).
 
     Returns:
@@ -189,7 +187,6 @@ def legal_plays(board, dice) -> list[Play]:
     if isinstance(board, Position):
         b = board.board
     else:
-        from bgai.board import validate
 
         b = validate(board)[0]
     d1, d2 = _check_dice_pair(dice)
@@ -276,7 +273,7 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
 
     Raises:
         InvalidPositionError: wrong board shape, or (with ``validate``) an impossible board; the message (from
-            :func:`bgai.board.validate`) names the first bad board and what is wrong with it.
+            :func:`bgai.core.board.validate`) names the first bad board and what is wrong with it.
         InvalidDiceError: wrong dice shape or values outside 1..6.
     """
     b = as_batch(boards)
@@ -317,8 +314,8 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
 
 
 def _invalid(b: np.ndarray) -> None:
-    """Raise for a batch known to hold an invalid board, naming the first one (:func:`bgai.board.validate`)."""
-    from bgai.board import validate as validate_boards
+    """Raise for a batch known to hold an invalid board, naming the first one (:func:`bgai.core.board.validate`)."""
+    validate_boards = validate
 
     validate_boards(b)  # raises, naming the first bad board and what is wrong with it
     raise InvalidPositionError("invalid position in boards")  # pragma: no cover - validate raised
@@ -661,3 +658,89 @@ def _order(n, groups) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     counts = np.bincount(pos, minlength=n)
     src = np.repeat(np.arange(n, dtype=np.int64), counts)
     return src, counts, np.take(ka, order, mode="clip"), np.take(kb, order, mode="clip")
+
+
+def parse_play(text: str, board, dice):
+    """Parse play notation and return the matching legal :class:`Play` of the position.
+
+    Args:
+        text: e.g. ``'24/18 13/10'``, ``'bar/22*'``, ``'b/22'``, ``'6/off'``, ``'6/o'``, ``'6/0'``, ``'8/2(2)'``,
+            ``'24/18/13'``, ``'24/13'``; ``*`` is optional.  ``''`` is the empty play (only when nothing can be
+            played).
+        board: ``(2, 25)`` board or :class:`~bgai.core.position.Position` (side to move in row 0).
+        dice: ``(d1, d2)``.
+
+    A move over several dice (``24/13`` with 6-5) may take any legal route; the intermediate points written
+    (``24/18/13``) must be landed on; a point marked ``*`` must be hit.  When the routes lead to different
+    positions (a blot on one intermediate point), the play that hits no more than what is marked is chosen,
+    as GNU Backgammon does (``9/off`` with 6-5 does not hit on the way).
+
+    Raises:
+        NotationError: unparsable text.
+        IllegalMoveError: no legal play matches (wrong checkers, blocked points, too few dice used...).
+        AmbiguousMoveError: several legal plays match (e.g. ``'24/13'`` when both routes hit a different blot).
+    """
+    plays = legal_plays(board, dice)
+    if isinstance(text, str) and not text.strip():
+        if len(plays) == 1 and not plays[0].steps:
+            return plays[0]  # nothing can be played: the empty play
+        raise IllegalMoveError(f"play {text!r} is empty, but a legal play exists (e.g. {plays[0].notation!r})")
+    moves = parse_moves(text)
+    b = board.board if isinstance(board, Position) else validate(board)[0]
+    me0, opp0 = [int(x) for x in b[0]], [int(x) for x in b[1]]
+    d1, d2 = int(dice[0]), int(dice[1])
+    all_dice = [d1] * 4 if d1 == d2 else [d1, d2]
+    by_key = {p.afterstate.tobytes(): p for p in plays}
+    # legs: each written move split at its written points; a leg may take one or more dice, and the steps of
+    # different legs may interleave (two checkers entering before either moves on)
+    legs = tuple(
+        (path[k], path[k + 1], path[k + 1] in marks) for path, marks in moves for k in range(len(path) - 1)
+    )
+    results: dict[bytes, frozenset] = {}
+    seen: set = set()
+
+    def search(me, opp, dice_left, legs, hits):
+        state = (tuple(me), tuple(opp), tuple(sorted(dice_left)), tuple(sorted(legs)))
+        if state in seen:
+            return
+        seen.add(state)
+        if not legs:
+            results.setdefault(bytes(x & 0xFF for x in me + opp), frozenset(hits))
+            return
+        for i, (cur, to, mark) in enumerate(legs):
+            if (cur, to, mark) in legs[:i]:
+                continue
+            for die in set(dice_left):
+                for st in _single_steps(me, opp, die):
+                    land = st[1]
+                    if st[0] != cur or land < to:
+                        continue
+                    hits2 = hits | {land} if st[2] else hits
+                    if land == to:
+                        if mark and land not in hits2:
+                            continue  # a hit written with '*' that does not happen
+                        legs2 = legs[:i] + legs[i + 1 :]
+                    else:
+                        legs2 = legs[:i] + ((land, to, mark),) + legs[i + 1 :]
+                    rest = list(dice_left)
+                    rest.remove(die)
+                    me2, opp2 = _apply(me, opp, st)
+                    search(me2, opp2, rest, legs2, hits2)
+
+    search(me0, opp0, all_dice, legs, frozenset())
+    matches = [(by_key[k], h) for k, h in results.items() if k in by_key]
+    if not matches:
+        if results:
+            raise IllegalMoveError(
+                f"play {text!r} is not legal with {d1}-{d2}: a play must use as many dice as possible "
+                "(the higher die when only one can be used)"
+            )
+        raise IllegalMoveError(f"play {text!r} is not legal in this position with {d1}-{d2}")
+    if len(matches) > 1:
+        marked_all = {p for path, marks in moves for p in marks}
+        exact = [m for m in matches if m[1] <= marked_all]
+        if len(exact) == 1:
+            return exact[0][0]
+        options = ", ".join(sorted(m[0].notation for m in matches))
+        raise AmbiguousMoveError(f"play {text!r} matches several legal plays: {options}")
+    return matches[0][0]

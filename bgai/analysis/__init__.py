@@ -1,0 +1,1 @@
+"""Analysis layer: rank the plays of a position, evaluate it, decide the cube, roll it out, analyse matches."""

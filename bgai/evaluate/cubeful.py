@@ -1,0 +1,326 @@
+"""Cubeful series: money sessions with the doubling cube and N-point matches between two agents, in work units
+(optionally in worker processes), with statistics and reports.
+
+The games themselves are played by :func:`bgai.game.play_cube.play_cubeful`; this module cuts a series into
+units, runs them and summarises.  Statistics: money: A's points per game (ppg) with a 95% confidence interval
+(normal approximation over pairs in duplicate mode, over games otherwise); match: A's match-winning percentage
+with a 95% CI.  Both: win, gammon and backgammon rates per player (of all games, cumulative), average final cube
+value per game, doubles offered, takes and passes per player (a take/pass counts for the player who answered).
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing as mp
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from bgai.agents.base import Agent
+from bgai.errors import BgaiError, MatchStateError
+from bgai.evaluate.series import build_agent, check_series, name_width, side_labels
+from bgai.game.match import MatchRules
+from bgai.game.met import load_met
+from bgai.game.play import dice_rng
+from bgai.game.play_cube import CubefulResults, cube_policy_for, play_cubeful
+
+__all__ = ["CubeReport", "PlayerCubeStats", "evaluate_cubeful", "summarize_cubeful", "play_cubeful_unit", "CHUNK_UNITS"]
+
+Z95 = 1.959963984540054
+
+
+
+@dataclass
+class PlayerCubeStats:
+    """One player's results.  Rates are fractions of all games (cumulative: gammon includes backgammon)."""
+
+    win: float
+    gammon: float
+    backgammon: float
+    doubles: int
+    takes: int
+    passes: int
+
+
+@dataclass
+class CubeReport:
+    """Result of :func:`evaluate_cubeful` for A against B.
+
+    Attributes:
+        mode: ``'money'`` or ``'match'``; ``match_length`` (0 for money); ``units`` (games or matches);
+            ``games`` played in all; ``duplicate``; ``seed``; ``workers``; rules (``jacoby``, ``cube_limit``).
+        ppg, ppg_ci95: money: A's points per game and the 95% CI half-width (NaN in match mode).
+        match_win, match_win_ci95: match: A's match-winning fraction (0..1) and CI half-width (NaN for money).
+        avg_cube: mean final cube value per game (before a refused double for passes).
+        a, b: :class:`PlayerCubeStats`.
+        policies: the cube policy names of A and B.
+        avg_games_per_match, avg_plies: lengths; seconds.
+    """
+
+    agent_a: str
+    agent_b: str
+    mode: str
+    match_length: int
+    units: int
+    games: int
+    duplicate: bool
+    seed: int
+    workers: int
+    jacoby: bool
+    cube_limit: int | None
+    ppg: float
+    ppg_ci95: float
+    match_win: float
+    match_win_ci95: float
+    avg_cube: float
+    a: PlayerCubeStats
+    b: PlayerCubeStats
+    policies: tuple[str, str]
+    avg_games_per_match: float
+    avg_plies: float
+    seconds: float
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict."""
+        d = asdict(self)
+        for k, v in list(d.items()):
+            if isinstance(v, float) and math.isnan(v):
+                d[k] = None
+        return d
+
+    def table(self) -> str:
+        """Human-readable report."""
+
+        A, B = side_labels(self.agent_a, self.agent_b)
+        w = name_width(A, B)
+        if self.mode == "money":
+            rules = f"Jacoby {'on' if self.jacoby else 'off'}, cube limit {self.cube_limit or 'none'}"
+            dice = "duplicate" if self.duplicate else "plain"
+            head = f"{A} vs {B}: {self.units} cubeful money games ({rules}; {dice} dice), seed {self.seed}"
+            main = (f"  ppg for {A}: {self.ppg:+.3f} +- {self.ppg_ci95:.3f} "
+                    f"(95% CI {self.ppg - self.ppg_ci95:+.3f} .. {self.ppg + self.ppg_ci95:+.3f})")
+        else:
+            head = (f"{A} vs {B}: {self.units} matches to {self.match_length} points ({self.games} games; "
+                    f"{'duplicate' if self.duplicate else 'plain'} dice), seed {self.seed}")
+            lo = max(0.0, self.match_win - self.match_win_ci95)
+            hi = min(1.0, self.match_win + self.match_win_ci95)
+            main = (f"  match wins for {A}: {100 * self.match_win:.1f}% +- {100 * self.match_win_ci95:.1f} "
+                    f"(95% CI {100 * lo:.1f} .. {100 * hi:.1f}%)")
+        rows = [head, main, f"  {'':<{w}}{'win %':>8}{'gammon %':>10}{'bg %':>7}{'doubles':>9}{'takes':>7}{'passes':>8}"]
+        for name, s in ((A, self.a), (B, self.b)):
+            rows.append(f"  {name:<{w}}{100 * s.win:8.2f}{100 * s.gammon:10.2f}{100 * s.backgammon:7.2f}"
+                        f"{s.doubles:9d}{s.takes:7d}{s.passes:8d}")
+        rows.append(f"  average cube value {self.avg_cube:.2f} per game; cube policies: {A}: {self.policies[0]}, "
+                    f"{B}: {self.policies[1]}")
+        if self.mode == "match":
+            rows.append(f"  {self.avg_games_per_match:.1f} games per match")
+        work = math.ceil(self.units / CHUNK_UNITS)
+        rows.append(f"  average game length {self.avg_plies:.1f} plies; {self.seconds:.1f} s, {self.workers} worker(s) "
+                    f"for {work} work unit(s) of up to {CHUNK_UNITS} {'games' if self.mode == 'money' else 'matches'}")
+        return "\n".join(rows)
+
+
+def summarize_cubeful(res: CubefulResults, *, duplicate: bool, agent_a: str, agent_b: str, seed: int,
+                      workers: int, seconds: float, policies: tuple[str, str]) -> CubeReport:
+    """Statistics of a series of units (pairs ``2p, 2p + 1`` in duplicate mode).
+
+    Raises:
+        BgaiError: no units.
+    """
+    n = len(res.a_seat)
+    if n == 0:
+        raise BgaiError("no games to summarize")
+    money = res.rules.is_money
+
+    def mean_ci(values: np.ndarray) -> tuple[float, float]:
+        samples = values.reshape(-1, 2).mean(axis=1) if duplicate and len(values) % 2 == 0 else values
+        m = float(samples.mean())
+        se = float(samples.std(ddof=1) / math.sqrt(samples.size)) if samples.size > 1 else float("nan")
+        return m, Z95 * se
+
+    nan = float("nan")
+    if money:
+        pts = np.zeros(n)
+        np.add.at(pts, res.game_unit, np.where(res.game_winner == 0, res.game_points, -res.game_points))
+        ppg, ci = mean_ci(pts)
+        mw, mci = nan, nan
+    else:
+        ppg, ci = nan, nan
+        mw, mci = mean_ci((res.unit_winner == 0).astype(np.float64))
+    g = len(res.game_winner)
+
+    def side(p: int) -> PlayerCubeStats:
+        won = res.game_winner == p
+        return PlayerCubeStats(
+            win=float(won.mean()) if g else nan,
+            gammon=float((won & (res.game_kind >= 2)).mean()) if g else nan,
+            backgammon=float((won & (res.game_kind >= 3)).mean()) if g else nan,
+            doubles=int(res.doubles[:, p].sum()),
+            takes=int(res.takes[:, p].sum()),
+            passes=int(res.passes[:, p].sum()),
+        )
+
+    return CubeReport(
+        agent_a=agent_a,
+        agent_b=agent_b,
+        mode="money" if money else "match",
+        match_length=res.rules.length,
+        units=n,
+        games=g,
+        duplicate=duplicate,
+        seed=seed,
+        workers=workers,
+        jacoby=res.rules.jacoby if money else False,
+        cube_limit=res.rules.cube_limit,
+        ppg=ppg,
+        ppg_ci95=ci,
+        match_win=mw,
+        match_win_ci95=mci,
+        avg_cube=float(res.game_cube.mean()) if g else nan,
+        a=side(0),
+        b=side(1),
+        policies=policies,
+        avg_games_per_match=float(res.unit_games.mean()),
+        avg_plies=float(res.game_plies.mean()) if g else nan,
+        seconds=seconds,
+    )
+
+
+CHUNK_UNITS = 200
+
+_WORKER: tuple | None = None
+
+
+def _init_worker(spec_a, spec_b, rules) -> None:
+    global _WORKER
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if "torch" in sys.modules:  # pragma: no cover - only with neural agents
+        sys.modules["torch"].set_num_threads(1)
+    a = build_agent(spec_a)
+    b = a if spec_b is None else build_agent(spec_b)
+    _WORKER = ((a, b), rules)
+
+
+def play_cubeful_unit(agents, rules: MatchRules, seed: int, unit: int, total: int, chunk: int,
+                      duplicate: bool) -> CubefulResults:
+    """Play work unit ``unit`` (units ``unit * chunk ..``) of a series of ``total`` money games or matches."""
+    ids = np.arange(unit * chunk, min((unit + 1) * chunk, total))
+    dice_ids = ids // 2 if duplicate else ids
+    rngs = [dice_rng(seed, int(i)) for i in dice_ids]
+    agent_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2, unit)))
+    return play_cubeful(agents, rules, rngs, agent_rng, a_seat=ids % 2)
+
+
+def _worker_unit(args):
+    unit, seed, total, chunk, duplicate = args
+    agents, rules = _WORKER
+    return unit, play_cubeful_unit(agents, rules, seed, unit, total, chunk, duplicate)
+
+
+def _concat(parts: list[CubefulResults], offsets: list[int]) -> CubefulResults:
+    cat = np.concatenate
+    return CubefulResults(
+        rules=parts[0].rules,
+        game_unit=cat([p.game_unit + o for p, o in zip(parts, offsets)]),
+        game_winner=cat([p.game_winner for p in parts]),
+        game_points=cat([p.game_points for p in parts]),
+        game_kind=cat([p.game_kind for p in parts]),
+        game_cube=cat([p.game_cube for p in parts]),
+        game_plies=cat([p.game_plies for p in parts]),
+        unit_points_a=cat([p.unit_points_a for p in parts]),
+        unit_winner=cat([p.unit_winner for p in parts]),
+        unit_score=cat([p.unit_score for p in parts]),
+        unit_games=cat([p.unit_games for p in parts]),
+        a_seat=cat([p.a_seat for p in parts]),
+        doubles=cat([p.doubles for p in parts]),
+        takes=cat([p.takes for p in parts]),
+        passes=cat([p.passes for p in parts]),
+    )
+
+
+def evaluate_cubeful(
+    agent_a: str | Agent,
+    agent_b: str | Agent,
+    count: int,
+    seed: int,
+    *,
+    rules: MatchRules | None = None,
+    workers: int = 1,
+    duplicate: bool = True,
+    chunk: int = CHUNK_UNITS,
+    progress: bool = False,
+) -> CubeReport:
+    """Play ``count`` cubeful money games (``rules`` money, the default) or ``count`` matches and report.
+
+    Args:
+        agent_a, agent_b: agent specs (:func:`bgai.agents.registry.make_agent`) or agent objects.
+        count: number of money games or matches, > 0; even in duplicate mode.
+        seed: series seed (>= 0).
+        rules: :class:`~bgai.game.match.MatchRules`; default money play with the Jacoby rule, no cube limit.
+        workers: processes (1 = this process).  Results depend on ``chunk``, not on ``workers``.
+        duplicate: mirrored duplicate-dice pairs (default).
+        chunk: units per work unit (even).
+        progress: tqdm progress bar on stderr.
+
+    Returns:
+        :class:`CubeReport`.
+
+    Raises:
+        BgaiError: bad count/seed/workers/chunk; :class:`~bgai.errors.MatchStateError` for a match longer than
+            the MET; agent spec errors before any game.
+    """
+
+    rules = rules or MatchRules.money()
+    check_series(count, duplicate=duplicate, workers=workers, chunk=chunk, seed=seed,
+                 what="games" if rules.is_money else "matches")
+    if not rules.is_money:
+
+        met = load_met(rules.met_name)
+        if rules.length > met.length:
+            raise MatchStateError(f"a {rules.length}-point match is longer than the {met.name} table "
+                                  f"({met.length} points)")
+    same = agent_a is agent_b or (isinstance(agent_a, str) and agent_a == agent_b)
+    a = build_agent(agent_a)
+    b = a if same else build_agent(agent_b)
+    name_a = agent_a if isinstance(agent_a, str) else a.name
+    name_b = agent_b if isinstance(agent_b, str) else b.name
+    pols = (cube_policy_for(a).name, cube_policy_for(b).name)
+    units = math.ceil(count / chunk)
+    workers = min(workers, units)
+    parts: dict[int, CubefulResults] = {}
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=count, unit="match" if not rules.is_money else "game", desc=f"{name_a} vs {name_b}",
+                   file=sys.stderr, dynamic_ncols=True)
+    t0 = time.perf_counter()
+    try:
+        if workers == 1:
+            for u in range(units):
+                parts[u] = play_cubeful_unit((a, b), rules, seed, u, count, chunk, duplicate)
+                if bar is not None:
+                    bar.update(len(parts[u].a_seat))
+        else:
+            ctx = mp.get_context("spawn")
+            jobs = [(u, seed, count, chunk, duplicate) for u in range(units)]
+            with ctx.Pool(workers, initializer=_init_worker,
+                          initargs=(agent_a, None if same else agent_b, rules)) as pool:
+                for u, res in pool.imap_unordered(_worker_unit, jobs):
+                    parts[u] = res
+                    if bar is not None:
+                        bar.update(len(res.a_seat))
+    finally:
+        if bar is not None:
+            bar.close()
+    seconds = time.perf_counter() - t0
+    ordered = [parts[u] for u in range(units)]
+    offsets = list(np.cumsum([0] + [len(p.a_seat) for p in ordered[:-1]]))
+    res = _concat(ordered, offsets)
+    return summarize_cubeful(res, duplicate=duplicate, agent_a=name_a, agent_b=name_b, seed=seed,
+                             workers=workers, seconds=seconds, policies=pols)

@@ -1,0 +1,1 @@
+"""Terminal front end: play bgai in a terminal."""

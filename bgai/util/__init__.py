@@ -1,0 +1,1 @@
+"""Infrastructure shared by every layer: atomic file writes, thread limits, parallel work units."""
