@@ -14,6 +14,13 @@ import sys
 
 from bgai.errors import BgaiError
 
+#: Optional packages and the extra that brings each (``pip install 'bgai[EXTRA]'``).
+EXTRAS = {
+    "torch": "train", "tensorboard": "train", "tqdm": "train", "yaml": "train", "threadpoolctl": "train",
+    "fastapi": "serve", "uvicorn": "serve", "starlette": "serve", "pydantic": "serve",
+    "onnx": "onnx", "onnxruntime": "onnx", "gnubg_nn": "gnubg", "matplotlib": "plots", "ray": "ray",
+}
+
 #: Subcommand modules, in the order ``bgai --help`` lists them.
 COMMANDS = ("moves", "hint", "eval", "train", "export", "serve", "play")
 
@@ -51,6 +58,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("bgai: interrupted", file=sys.stderr)
         return 130
+    except ModuleNotFoundError as exc:
+        top = (exc.name or "").split(".")[0]
+        if top not in EXTRAS:
+            raise
+        print(
+            f"bgai: error: 'bgai {args.command}' needs the Python package {top!r}, which is not installed: "
+            f"pip install 'bgai[{EXTRAS[top]}]'",
+            file=sys.stderr,
+        )
+        return 2
     except BrokenPipeError:
         return 0
 
