@@ -30,6 +30,7 @@ import re
 from typing import Sequence
 
 from bgai.errors import NotationError
+from bgai.util.integers import parse_int
 
 __all__ = ["format_play", "format_play_plain", "parse_moves"]
 
@@ -108,7 +109,9 @@ def format_play_plain(steps: Sequence[tuple]) -> str:
     return "".join(parts)
 
 
-_TOKEN = re.compile(r"\s*(?:(\d+)|(bar|ba|b)|(off|of|o|-)|(/)|(\*)|(,)|\((\d*)\)?|(\S))", re.IGNORECASE)
+_TOKEN = re.compile(r"\s*(?:([0-9]+)|(bar|ba|b)|(off|of|o|-)|(/)|(\*)|(,)|\(([0-9]*)\)?|(\S))", re.IGNORECASE)
+#: Largest repeat count ``(n)``: a play has at most 4 steps, gnubg's ParseMove at most 8 points.
+_MAX_REPEAT = 8
 
 
 def parse_moves(text: str) -> list[tuple[list[int], set[int]]]:
@@ -121,8 +124,9 @@ def parse_moves(text: str) -> list[tuple[list[int], set[int]]]:
 
     Raises:
         NotationError: quoting the text, for anything GNU Backgammon's ``ParseMove`` would refuse (points
-            outside 0..25, a leading/trailing/double ``/``, a bad repeat count, a move from off or to the bar,
-            more than 8 points...).
+            outside 0..25, a leading/trailing/double ``/``, a bad repeat count (outside 1..8), a move from off
+            or to the bar, more than 8 points...).  Numbers are ASCII digits, read by
+            :func:`bgai.util.integers.parse_int`.
     """
     if not isinstance(text, str):
         raise NotationError(f"play notation must be a string, got {type(text).__name__}")
@@ -131,8 +135,10 @@ def parse_moves(text: str) -> list[tuple[list[int], set[int]]]:
     marks: set[int] = set()
     pending_slash = False
 
+    shown = repr(text) if len(text) <= 80 else repr(text[:80]) + f"... ({len(text)} characters)"
+
     def err(why: str) -> NotationError:
-        return NotationError(f"cannot parse play {text!r}: {why}")
+        return NotationError(f"cannot parse play {shown}: {why}")
 
     def close():
         nonlocal cur, marks
@@ -153,9 +159,7 @@ def parse_moves(text: str) -> list[tuple[list[int], set[int]]]:
         if other is not None:
             raise err(f"unexpected character {other!r}")
         if num is not None or bar is not None or off is not None:
-            n = 25 if bar is not None else 0 if off is not None else int(num)
-            if n > 25:
-                raise err(f"point {n} is outside 0..25")
+            n = 25 if bar is not None else 0 if off is not None else parse_int(num, "point", err, 0, 25)
             if cur and not pending_slash:
                 close()
             cur.append(n)
@@ -175,9 +179,9 @@ def parse_moves(text: str) -> list[tuple[list[int], set[int]]]:
         else:  # repeat count
             if pending_slash or len(cur) < 2:
                 raise err("a repeat count '(n)' must follow a complete move")
-            if not rep or not rep.isdigit() or int(rep) < 1 or not m.group(0).rstrip().endswith(")"):
+            if not rep or not m.group(0).rstrip().endswith(")"):
                 raise err("bad repeat count")
-            count = int(rep)
+            count = parse_int(rep, "repeat count", err, 1, _MAX_REPEAT)
             path = cur
             close()
             for _ in range(count - 1):
