@@ -1,0 +1,1 @@
+"""Models of bgai: input features, value nets, model bundles and the exact bear-off database."""
