@@ -59,7 +59,6 @@ from bgai.formats.matchrecord import (
     check_record,
 )
 from bgai.formats.notation import format_play_plain
-from bgai.movegen import legal_plays
 
 __all__ = ["parse_mat", "format_mat"]
 
@@ -204,6 +203,17 @@ def parse_mat(text: str) -> MatchRecord:
         score = (int(sm.group(2)), int(sm.group(4)))
         if not names[0] or not names[1]:
             raise _err(k, "a player name is empty")
+        if games:
+            prev = games[-1]
+            if prev.result is None:
+                raise _err(game_line, f"game {prev.number} is unfinished, but game {number} follows")
+            want = list(prev.score)
+            want[prev.result.winner] += prev.result.points
+            if length > 0 and max(want) >= length:
+                raise _err(game_line, f"game {number} follows the end of the match ({want[0]}-{want[1]})")
+            if score != tuple(want):
+                raise _err(k, f"the score at the start of game {number} should be {want[0]}-{want[1]}, the file "
+                              f"says {score[0]}-{score[1]}")
         if players is None:
             players = names
         elif names != players:
@@ -282,7 +292,7 @@ def _read_move_line(raw: str, line: int, r: GameReplay, result_line: int | None)
             if body.lower() == "cannot move":
                 body = ""
             if not body:
-                plays = legal_plays(r.view(player), dice)
+                plays = r.plays(player, dice)
                 if len(plays) == 1 and not plays[0].steps:
                     r.apply(Move(player, dice, (), line=line))
                 else:
@@ -363,7 +373,7 @@ def format_mat(record: MatchRecord) -> str:
         out.append(f'; [Transcriber "{record.annotator}"]\n')
     for tag, value in record.extra:
         out.append(f'; [{tag} "{value}"]\n')
-    if record.length > 0 and not record.crawford:
+    if record.length > 1 and not record.crawford:
         out.append('; [Crawford "Off"]\n')
     if record.length == 0 and not record.jacoby:
         out.append('; [Jacoby "Off"]\n')

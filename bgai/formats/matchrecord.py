@@ -45,8 +45,9 @@ line; e.g. ``"game 2, move 14 (player 1), line 37: play '13/7 7/2' is not legal 
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Iterator, Sequence, Union
 
 import numpy as np
@@ -331,7 +332,8 @@ class MatchRecord:
         players: names of player 0 and player 1.
         length: match length in points; 0 = money session.
         games: the games in order.
-        crawford: match play uses the Crawford rule (False for money sessions).
+        crawford: match play uses the Crawford rule (False for money sessions; always False for a 1-point match,
+            where it has no effect, as GNU Backgammon records it).
         jacoby: money play uses the Jacoby rule (False for matches).
         event, site, round, annotator, comment: match information (None when unknown).
         date: ``'YYYY-MM-DD'`` or None.
@@ -367,6 +369,8 @@ class MatchRecord:
             raise BgaiError("the Crawford rule applies to matches, not money sessions (length 0)")
         if self.length > 0 and self.jacoby:
             raise BgaiError("the Jacoby rule applies to money sessions, not matches")
+        if self.length == 1:
+            object.__setattr__(self, "crawford", False)  # no effect in a 1-point match (GNU Backgammon omits it)
         if self.date is not None and not _DATE_RE.match(self.date):
             raise BgaiError(f"date must be 'YYYY-MM-DD', got {self.date!r}")
         object.__setattr__(self, "games", tuple(self.games))
@@ -519,6 +523,17 @@ def _sequential(view: np.ndarray, dice: tuple[int, int], pairs: Sequence[tuple[i
     return rec(view, 0, pool, ())
 
 
+@functools.lru_cache(maxsize=8192)
+def _cached_plays(key: bytes, d1: int, d2: int) -> tuple[Play, ...]:
+    return tuple(legal_plays(np.frombuffer(key, dtype=np.int8).reshape(2, 25), (d1, d2)))
+
+
+def _plays(view: np.ndarray, dice: tuple[int, int]) -> tuple[Play, ...]:
+    """:func:`bgai.movegen.legal_plays` of a mover's-view board, memoised (replays revisit positions)."""
+    d1, d2 = sorted(dice)
+    return _cached_plays(np.ascontiguousarray(view, dtype=np.int8).tobytes(), d1, d2)
+
+
 def _mover_view(board0: np.ndarray, player: int) -> np.ndarray:
     return board0 if player == 0 else board0[::-1].copy()
 
@@ -582,6 +597,10 @@ class GameReplay:
         """The present board from ``player``'s view (row 0 = ``player``), a copy."""
         return _mover_view(self.board0, player).copy()
 
+    def plays(self, player: int, dice: tuple[int, int]) -> tuple[Play, ...]:
+        """The legal plays of ``player`` with ``dice`` in the present position (:func:`bgai.movegen.legal_plays`)."""
+        return _plays(self.view(player), dice)
+
     def cube_state(self, player: int) -> CubeState:
         """The cube and score from ``player``'s view (:class:`~bgai.cube.CubeState`)."""
         rec = self.record
@@ -623,7 +642,7 @@ class GameReplay:
         """
         probe = Move(player=player, dice=dice, line=action_line)
         view = self.view(player)
-        plays = legal_plays(view, dice)
+        plays = _plays(view, dice)
         keys = {p.afterstate.tobytes() for p in plays}
         if not text.strip():
             if len(plays) == 1 and not plays[0].steps:
@@ -717,7 +736,7 @@ class GameReplay:
 
         if isinstance(a, Move):
             view = self.view(p)
-            plays = legal_plays(view, a.dice)
+            plays = _plays(view, a.dice)
             by_key = {pl.afterstate.tobytes(): pl for pl in plays}
             if not a.steps:
                 if not (len(plays) == 1 and not plays[0].steps):
