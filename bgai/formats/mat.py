@@ -60,7 +60,7 @@ from bgai.formats.matchrecord import (
 )
 from bgai.formats.notation import format_play_plain
 
-__all__ = ["parse_mat", "format_mat"]
+__all__ = ["format_mat", "parse_mat"]
 
 _LENGTH_RE = re.compile(r"^\s*(\d+)\s+point\s+match\s*$", re.IGNORECASE)
 _GAME_RE = re.compile(r"^\s*Game\s+(\d+)\b(.*)$", re.IGNORECASE)

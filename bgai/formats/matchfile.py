@@ -16,7 +16,7 @@ from bgai.formats.mat import format_mat, parse_mat
 from bgai.formats.matchrecord import MatchRecord, MatchRecordError
 from bgai.formats.sgf import format_sgf, parse_sgf
 
-__all__ = ["read_match", "write_match", "match_format"]
+__all__ = ["match_format", "read_match", "write_match"]
 
 _EXTENSIONS = {".mat": "mat", ".txt": "mat", ".gam": "mat", ".sgf": "sgf", ".xg": "xg"}
 _FORMATS = ("mat", "sgf")

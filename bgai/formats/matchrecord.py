@@ -47,8 +47,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence, Union
 
 import numpy as np
 
@@ -59,28 +59,28 @@ from bgai.formats.notation import format_play, parse_moves, parse_play
 from bgai.movegen import Play, legal_plays
 
 __all__ = [
-    "MatchRecordError",
-    "Move",
-    "Roll",
-    "Double",
-    "Take",
-    "Drop",
-    "Resign",
-    "AcceptResign",
-    "RejectResign",
-    "Action",
-    "GameResult",
-    "GameRecord",
-    "MatchRecord",
-    "Decision",
-    "GameReplay",
-    "replay",
-    "replay_game",
-    "check_record",
-    "move_numbers",
+    "DROPPED",
     "PLAYED",
     "RESIGNED",
-    "DROPPED",
+    "AcceptResign",
+    "Action",
+    "Decision",
+    "Double",
+    "Drop",
+    "GameRecord",
+    "GameReplay",
+    "GameResult",
+    "MatchRecord",
+    "MatchRecordError",
+    "Move",
+    "RejectResign",
+    "Resign",
+    "Roll",
+    "Take",
+    "check_record",
+    "move_numbers",
+    "replay",
+    "replay_game",
 ]
 
 #: How a game ended (:attr:`GameResult.how`).
@@ -224,7 +224,7 @@ class RejectResign(_PlayerAction):
     """The opponent of the resigning player rejects the offer: play goes on."""
 
 
-Action = Union[Move, Roll, Double, Take, Drop, Resign, AcceptResign, RejectResign]
+Action = Move | Roll | Double | Take | Drop | Resign | AcceptResign | RejectResign
 _ACTION_TYPES = (Move, Roll, Double, Take, Drop, Resign, AcceptResign, RejectResign)
 
 

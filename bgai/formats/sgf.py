@@ -20,12 +20,13 @@ Move nodes: ``;W[52abcd]`` -- White rolls 5-2 and plays the single-die steps ``a
 letters, ``a`` = White's 1-point (Black's 24) ... ``x`` = White's 24-point (Black's 1), ``y`` the bar, ``z``
 off; ``;B[66]`` a roll with no play possible; ``;W[double]``, ``;B[take]``, ``;B[drop]``; ``;PL[W]DI[21]`` dice
 rolled but not played (the roller then resigned).  A resignation is not a node: ``RE[..R]`` says the loser
-resigned (``points / cube`` x single game) and the winner accepted; rejected offers are not recorded.  ``C[...]``
-is a comment on the node's action.  A starting position may be set up before the first action with
-``;PL[W]AE[a:y]AW[..]AB[..]`` as GNU Backgammon writes it: ``AW`` lists the checkers of the player named by
-``PL`` (letters ``a``+i for his point i+1), ``AB`` his opponent's (``x``-i for the opponent's point i+1), ``y``
-the bar, one value per checker.  Analysis properties (``A``, ``DA``, ``LU``, ``GS``, ``BM``...) are ignored;
-variations (several lines of play) are refused.  Values escape ``]`` and ``\\`` with a backslash.
+resigned (``points / cube`` x single game, as GNU Backgammon reads it: so under the Jacoby rule with a centred
+cube, where a resigned gammon scores 1 point, it reads back as a single game) and the winner accepted; rejected
+offers are not recorded.  ``C[...]`` is a comment on the node's action.  A starting position may be set up
+before the first action with ``;PL[W]AE[a:y]AW[..]AB[..]``: ``AE`` clears points, ``AW`` adds White's
+checkers and ``AB`` Black's (one value per checker, at the fixed letters above, ``y`` the bar; GNU Backgammon
+reads them so, whatever ``PL`` says), ``PL`` names the player to act first.  Analysis properties (``A``, ``DA``,
+``LU``, ``GS``, ``BM``...) are ignored; variations (several lines of play) are refused.  Values escape ``]`` and ``\\`` with a backslash.
 
 :func:`format_sgf` writes what GNU Backgammon's ``save match`` writes, less its analysis and statistics, with
 ``AP[bgai:VERSION]``.  Everything read is replayed and checked (:mod:`bgai.formats.matchrecord`); problems raise
@@ -40,7 +41,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import bgai
-
 from bgai.formats.matchrecord import (
     RESIGNED,
     AcceptResign,
@@ -57,7 +57,7 @@ from bgai.formats.matchrecord import (
     check_record,
 )
 
-__all__ = ["parse_sgf", "format_sgf"]
+__all__ = ["format_sgf", "parse_sgf"]
 
 
 @dataclass
@@ -86,7 +86,7 @@ class _Node:
 class _Tree:
     line: int
     nodes: list[_Node] = field(default_factory=list)
-    children: list["_Tree"] = field(default_factory=list)
+    children: list[_Tree] = field(default_factory=list)
 
 
 def _err(line: int, what: str) -> MatchRecordError:
@@ -279,7 +279,7 @@ def parse_sgf(text: str) -> MatchRecord:
         if cv is not None and cv.strip() != "1":
             raise _err(root.line_of("CV"), "automatic doubles (CV in the first node) are not supported")
         players = (root.first("PW") or "", root.first("PB") or "")
-        game_info = dict(crawford="Crawford" in rules, jacoby="Jacoby" in rules)
+        game_info = {"crawford": "Crawford" in rules, "jacoby": "Jacoby" in rules}
         if length > 0 and game_info["jacoby"]:
             raise _err(root.line_of("RU"), "RU[Jacoby] in a match (the Jacoby rule is for money play)")
         if length == 0 and game_info["crawford"]:
@@ -419,30 +419,31 @@ def _read_game(shell: MatchRecord, tree: _Tree, number: int, score: tuple, crawf
 
 
 def _read_setup(nd: _Node) -> np.ndarray:
-    pl = nd.first("PL")
-    on_roll = 1 if pl is not None and pl.strip().upper() == "B" else 0
-    rows = np.zeros((2, 25), dtype=np.int16)  # row 0 = player on roll (AW), row 1 = opponent (AB)
+    board0 = np.zeros((2, 25), dtype=np.int16)  # row 0 = White (player 0), row 1 = Black, each in own numbering
     for ident, values, line in nd.props:
         if ident == "AE":
             for v in values:
                 if not re.fullmatch(r"[a-y](:[a-y])?", v.strip()):
                     raise _err(line, f"AE[{v}] must be a point letter or range a..y")
-            rows[:] = 0  # GNU Backgammon writes AE[a:y]: clear the board
+                lo, _, hi = v.strip().partition(":")
+                for idx in range(ord(lo) - ord("a"), ord(hi or lo) - ord("a") + 1):
+                    board0[0, idx] = 0
+                    board0[1, 24 if idx == 24 else 23 - idx] = 0
         elif ident in ("AW", "AB"):
-            row = 0 if ident == "AW" else 1
             for v in values:
                 v = v.strip()
                 if not re.fullmatch(r"[a-y]", v):
                     raise _err(line, f"{ident}[{v}] must be one point letter a..y")
                 idx = ord(v) - ord("a")
-                if row == 0:
-                    rows[0, idx] += 1
+                if ident == "AW":
+                    board0[0, idx] += 1
                 else:
-                    rows[1, 24 if idx == 24 else 23 - idx] += 1
-    board0 = rows if on_roll == 0 else rows[::-1]
+                    board0[1, 24 if idx == 24 else 23 - idx] += 1
+        elif ident == "PL" and values[0].strip().upper() not in ("W", "B"):
+            raise _err(line, f"PL[{values[0]}] must be W or B")
     if (board0.sum(axis=1) > 15).any():
         raise _err(nd.line, "set-up position has more than 15 checkers for a side")
-    return np.ascontiguousarray(board0).astype(np.int8)
+    return board0.astype(np.int8)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -492,12 +493,11 @@ def format_sgf(record: MatchRecord) -> str:
             out.append(f"RE[{'WB'[res.winner]}+{res.points}{'R' if res.how == RESIGNED else ''}]")
         if g.setup is not None:
             first = next((a.player for a in g.actions), 0)
-            rows = g.setup if first == 0 else g.setup[::-1]
             out.append(f"\n;PL[{'WB'[first]}]AE[a:y]")
-            if sum(rows[0]):
-                out.append("AW" + "".join(f"[{chr(ord('a') + i)}]" * rows[0][i] for i in range(25)))
-            if sum(rows[1]):
-                out.append("AB" + "".join(f"[{'y' if i == 24 else chr(ord('x') - i)}]" * rows[1][i]
+            if sum(g.setup[0]):
+                out.append("AW" + "".join(f"[{chr(ord('a') + i)}]" * g.setup[0][i] for i in range(25)))
+            if sum(g.setup[1]):
+                out.append("AB" + "".join(f"[{'y' if i == 24 else chr(ord('x') - i)}]" * g.setup[1][i]
                                           for i in range(25)))
         for a in g.actions:
             who = "WB"[a.player]
