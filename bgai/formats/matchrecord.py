@@ -333,8 +333,9 @@ class MatchRecord:
         length: match length in points; 0 = money session.
         games: the games in order.
         crawford: match play uses the Crawford rule (False for money sessions; always False for a 1-point match,
-            where it has no effect, as GNU Backgammon records it).
-        jacoby: money play uses the Jacoby rule (False for matches).
+            where it has no effect, as GNU Backgammon records it); None (default) = True for matches.
+        jacoby: money play uses the Jacoby rule (False for matches); None (default) = True for money sessions
+            (GNU Backgammon's default).
         event, site, round, annotator, comment: match information (None when unknown).
         date: ``'YYYY-MM-DD'`` or None.
         ratings: the players' ratings as text (``.sgf`` ``WR``/``BR``), None when unknown.
@@ -348,8 +349,8 @@ class MatchRecord:
     players: tuple[str, str] = ("Player 0", "Player 1")
     length: int = 0
     games: tuple[GameRecord, ...] = ()
-    crawford: bool = False
-    jacoby: bool = False
+    crawford: bool | None = None
+    jacoby: bool | None = None
     event: str | None = None
     site: str | None = None
     round: str | None = None
@@ -365,6 +366,10 @@ class MatchRecord:
         object.__setattr__(self, "players", tuple(self.players))
         if not isinstance(self.length, (int, np.integer)) or isinstance(self.length, bool) or self.length < 0:
             raise BgaiError(f"match length must be 0 (money) or a positive number of points, got {self.length!r}")
+        if self.crawford is None:
+            object.__setattr__(self, "crawford", self.length > 1)
+        if self.jacoby is None:
+            object.__setattr__(self, "jacoby", self.length == 0)
         if self.length == 0 and self.crawford:
             raise BgaiError("the Crawford rule applies to matches, not money sessions (length 0)")
         if self.length > 0 and self.jacoby:
