@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bgai.board import starting_board
-from bgai.cube import CENTRED, OPPONENT
+from bgai.core.board import starting_board
+from bgai.core.movegen import legal_plays
+from bgai.core.position_id import encode_position_id
 from bgai.errors import BgaiError
 from bgai.formats.mat import format_mat, parse_mat
 from bgai.formats.matchfile import read_match, write_match
@@ -41,9 +42,8 @@ from bgai.formats.matchrecord import (
     move_numbers,
     replay,
 )
-from bgai.formats.position_id import encode_position_id
 from bgai.formats.sgf import format_sgf, parse_sgf
-from bgai.movegen import legal_plays
+from bgai.game.cube import CENTRED, OPPONENT
 
 DATA = Path(__file__).parent / "data" / "matches"
 FIXTURES = ["match3", "session", "resign3"]

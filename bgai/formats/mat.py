@@ -24,7 +24,7 @@ drop, or on its own after a resignation (the loser resigned ``N / cube`` x singl
 record rejected offers).  XG's ``???`` (rolled, then resigned) and ``Cannot Move`` are read.  Columns: a cell
 starting before column 20 of its line is player 0's, one further right is player 1's; with two cells on a line
 the first is player 0's.  Plays may be written as single-die steps in playing order (``13/7 7/2``, as GNU
-Backgammon writes them; the order is kept) or in any notation :func:`bgai.formats.notation.parse_play` reads
+Backgammon writes them; the order is kept) or in any notation :func:`bgai.core.notation.parse_play` reads
 (``24/13``, ``bar/20*``, ``6/off``, ``8/5(2)``).  Header tags read: ``Site``, ``Event``, ``Round``,
 ``EventDate`` (``YYYY.MM.DD``), ``Transcriber``, ``Crawford`` / ``Jacoby`` (``"On"``/``"Off"``; a match
 without the tag uses the Crawford rule and a money session the Jacoby rule, as GNU Backgammon assumes),
@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import re
 
+from bgai.core.notation import format_play_plain
 from bgai.formats.matchrecord import (
     DROPPED,
     AcceptResign,
@@ -58,7 +59,6 @@ from bgai.formats.matchrecord import (
     Take,
     check_record,
 )
-from bgai.formats.notation import format_play_plain
 
 __all__ = ["format_mat", "parse_mat"]
 

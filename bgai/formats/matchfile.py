@@ -11,10 +11,10 @@ import os
 import re
 
 from bgai.errors import BgaiError
-from bgai.fileio import atomic_write_bytes
 from bgai.formats.mat import format_mat, parse_mat
 from bgai.formats.matchrecord import MatchRecord, MatchRecordError
 from bgai.formats.sgf import format_sgf, parse_sgf
+from bgai.util.fileio import atomic_write_bytes
 
 __all__ = ["match_format", "read_match", "write_match"]
 
@@ -107,7 +107,7 @@ def read_match(path_or_text: str | bytes | os.PathLike, format: str | None = Non
 
 
 def write_match(record: MatchRecord, path: str | os.PathLike, format: str | None = None) -> None:
-    """Write ``record`` to ``path`` atomically (a complete file or none: :func:`bgai.fileio.atomic_write`).
+    """Write ``record`` to ``path`` atomically (a complete file or none: :func:`bgai.util.fileio.atomic_write`).
 
     Args:
         record: the match; it is replayed and checked first.

@@ -18,7 +18,7 @@ Actions (each names the ``player`` who acts):
 
 * :class:`Move` -- a roll and its play: ``dice`` as written (``(6, 4)``), ``steps`` the single-die steps
   ``(from, to, hit)`` in the order played, in the mover's point numbers (1..24, 25 = bar, 0 = off; see
-  :mod:`bgai.formats.notation`); ``()`` when nothing can be played (a dance);
+  :mod:`bgai.core.notation`); ``()`` when nothing can be played (a dance);
 * :class:`Roll` -- dice rolled but no play recorded (the roller then resigned; GNU Backgammon's "set dice"
   record, a ``.mat`` dice cell with no play where one was possible, XG's ``???``);
 * :class:`Double`, :class:`Take`, :class:`Drop` -- cube actions (beavers are not supported);
@@ -26,12 +26,12 @@ Actions (each names the ``player`` who acts):
   :class:`AcceptResign`, :class:`RejectResign`.
 
 Rules checked by the replay (the standard rules of backgammon as GNU Backgammon applies them; plays by
-:func:`bgai.movegen.legal_plays`): the first roll of a game may be either player's (the opening roll), then the
+:func:`bgai.core.movegen.legal_plays`): the first roll of a game may be either player's (the opening roll), then the
 players alternate; a player doubles only on his turn before rolling, while the cube is centred or his, never in
 the Crawford game; the opponent of the doubler takes (cube x 2, now his) or drops (the doubler wins the cube
 value before the double); a resignation offer is answered by the opponent; every play is one of the legal
 plays of the position and roll (as many dice as possible, the higher die when only one can be played); the
-game ends when a side has borne off all its checkers (single, gammon, backgammon as in :mod:`bgai.board`),
+game ends when a side has borne off all its checkers (single, gammon, backgammon as in :mod:`bgai.core.board`),
 after a drop, or after an accepted resignation.  Points scored: cube x kind, except money play with the Jacoby
 rule while the cube is centred (then a gammon or backgammon counts 1).  Scores carry from game to game (money
 sessions too, as GNU Backgammon keeps them); the Crawford game is the first game in which one side (only) is
@@ -52,11 +52,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bgai.board import BAR, NUM_CHECKERS, starting_board, validation_errors
-from bgai.cube import CENTRED, CubeState
+from bgai.core.board import BAR, NUM_CHECKERS, starting_board, validation_errors
+from bgai.core.movegen import Play, legal_plays, parse_play
+from bgai.core.notation import format_play, parse_moves
 from bgai.errors import BgaiError, FormatError
-from bgai.formats.notation import format_play, parse_moves, parse_play
-from bgai.movegen import Play, legal_plays
+from bgai.game.cube import CENTRED, CubeState
 
 __all__ = [
     "DROPPED",
@@ -442,10 +442,10 @@ class Decision:
         on_roll: the player whose turn it is (the roller of a move, the doubler of a cube decision, the
             player on roll when a resignation is offered; for the opening roll, the player who rolls).
         board: ``(2, 25)`` int8 board before the action from ``on_roll``'s view (row 0 = ``on_roll``).
-        cube: :class:`~bgai.cube.CubeState` before the action, from ``on_roll``'s view (score, Crawford flag,
+        cube: :class:`~bgai.game.cube.CubeState` before the action, from ``on_roll``'s view (score, Crawford flag,
             cube value and owner; for a take or drop: the cube before the double).
         dice: the dice of a :class:`Move` or :class:`Roll`, else None.
-        play: the legal :class:`~bgai.movegen.Play` of a :class:`Move` (from :func:`bgai.movegen.legal_plays`),
+        play: the legal :class:`~bgai.core.movegen.Play` of a :class:`Move` (from :func:`bgai.core.movegen.legal_plays`),
             else None.
         board_after: ``(2, 25)`` int8 board after the action, same view as ``board`` (for a move: the
             afterstate, rows not swapped).
@@ -534,7 +534,7 @@ def _cached_plays(key: bytes, d1: int, d2: int) -> tuple[Play, ...]:
 
 
 def _plays(view: np.ndarray, dice: tuple[int, int]) -> tuple[Play, ...]:
-    """:func:`bgai.movegen.legal_plays` of a mover's-view board, memoised (replays revisit positions)."""
+    """:func:`bgai.core.movegen.legal_plays` of a mover's-view board, memoised (replays revisit positions)."""
     d1, d2 = sorted(dice)
     return _cached_plays(np.ascontiguousarray(view, dtype=np.int8).tobytes(), d1, d2)
 
@@ -603,11 +603,11 @@ class GameReplay:
         return _mover_view(self.board0, player).copy()
 
     def plays(self, player: int, dice: tuple[int, int]) -> tuple[Play, ...]:
-        """The legal plays of ``player`` with ``dice`` in the present position (:func:`bgai.movegen.legal_plays`)."""
+        """The legal plays of ``player`` with ``dice`` in the present position (:func:`bgai.core.movegen.legal_plays`)."""
         return _plays(self.view(player), dice)
 
     def cube_state(self, player: int) -> CubeState:
-        """The cube and score from ``player``'s view (:class:`~bgai.cube.CubeState`)."""
+        """The cube and score from ``player``'s view (:class:`~bgai.game.cube.CubeState`)."""
         rec = self.record
         owner = CENTRED if self.cube_owner == CENTRED else (0 if self.cube_owner == player else 1)
         if rec.length > 0:
@@ -630,7 +630,7 @@ class GameReplay:
         """Resolve ``(from, to)`` pairs (mover's numbering) of ``player`` into legal steps with hit flags.
 
         Single-die steps are kept in the order given; pairs that span several dice are matched against the
-        legal plays (:func:`bgai.formats.notation.parse_play`).
+        legal plays (:func:`bgai.core.notation.parse_play`).
 
         Raises:
             MatchRecordError: the pairs are not a legal play of the position and roll.
