@@ -1,0 +1,1 @@
+"""The value model's inputs and parts: position classes, input encodings, nets."""
