@@ -342,3 +342,31 @@ def test_crawford_game_cube_is_not_available(gnubg):
     assert body["double"] is False and body["available"] is False
     assert "Crawford" in body["reason"]
     assert "double_take" not in body and "no_double" in body
+
+
+def test_one_request_parser_like_hint(pubeval):
+    """/api/cube refuses a cube turned in the Crawford game (as ``bgai hint`` does); POSITION_ID:MATCH_ID and
+    the other request-parser forms are accepted; scores are labelled."""
+    c = pubeval.client
+    r = c.get("/api/cube", params={"position_id": "dncPAADt7g4AAA", "match_id": "ggGgACAAIAAA"})
+    assert r.status_code == 400 and r.json()["message"] == (
+        "Match ID 'ggGgACAAIAAA': the cube was turned in the Crawford game")
+    r = c.get("/api/plays", params={"position_id": f"{START}:cAkAAAAAAAAA", "dice": "31"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["count"] == 16 and body["best"]["play"] == "8/5 6/5" and body["best"]["score_kind"] == "score"
+    assert body["best"]["equity"] is None and body["dice"] == [3, 1]
+    r = c.get("/api/plays", params={"position_id": f"{START}:QYkqASAAIAAA"})  # the Match ID's roll 5-2
+    assert r.status_code == 200 and r.json()["dice"] == [5, 2]
+    r = c.get("/api/plays", params={"position_id": f"{START}:QYkqASAAIAAA", "dice": "31"})
+    assert r.status_code == 400 and "dice 3-1 disagree with the roll 5-2" in r.json()["message"]
+    assert c.get("/api/info").json()["score_kind"] == "score"
+
+
+def test_plays_with_a_match_id_rank_by_mwc(gnubg):
+    r = gnubg.client.get("/api/plays", params={"position_id": f"{START}:cAngADAAKAAA", "dice": "31"}).json()
+    best = r["best"]
+    assert best["play"] == "8/5 6/5" and best["score_kind"] == "mwc" and best["score"] == best["mwc"]
+    assert best["equity"] == pytest.approx(-0.042, abs=3e-3)  # GNU Backgammon 0-ply (tests/test_hint_qa.py)
+    mwcs = [p["mwc"] for p in r["plays"]]
+    assert mwcs == sorted(mwcs, reverse=True)

@@ -36,12 +36,13 @@ from bgai.core.cube_state import CENTRED, ME, OPPONENT, CubeState
 from bgai.core.dice import Dice
 from bgai.core.position_id import decode_position_id, encode_position_id
 from bgai.errors import (
-    FormatError,
+    BgaiError,
     InvalidDiceError,
     InvalidPositionError,
     MatchStateError,
     PositionRequestError,
     quote_input,
+    shorten_message,
 )
 from bgai.formats.cube_fields import (
     check_match_state,
@@ -149,11 +150,12 @@ def _wildbg_pairs(text: str) -> dict[str, str]:
         key, eq, value = item.partition("=")
         key = key.strip().lower()
         if not eq:
-            raise FormatError(f"wildbg board: expected key=value pairs such as p24=2, got {quote_input(item)}")
+            raise PositionRequestError(
+                f"wildbg board: expected key=value pairs such as p24=2, got {quote_input(item)}")
         if key in out:
-            raise FormatError(f"wildbg board: {quote_input(key)} is given twice")
+            raise PositionRequestError(f"wildbg board: {quote_input(key)} is given twice")
         if key not in _WILDBG_KEYS:
-            raise FormatError(f"unknown board parameter {quote_input(key)}: a wildbg board has p0 .. p25")
+            raise PositionRequestError(f"unknown board parameter {quote_input(key)}: a wildbg board has p0 .. p25")
         out[key] = value.strip()
     return out
 
@@ -212,6 +214,16 @@ def read_position_request(
             double.
         InvalidDiceError: bad dice, or dice that disagree with the position's roll.
     """
+    try:
+        return _read(text, dice, match_id, fibs_scores)
+    except BgaiError as exc:  # the decoders quote their input whole: cut it to a short prefix
+        short = shorten_message(str(exc))
+        if short == str(exc):
+            raise
+        raise type(exc)(short) from None
+
+
+def _read(text: str, dice: object, match_id: str | None, fibs_scores: str) -> PositionRequest:
     if not isinstance(text, str):
         raise PositionRequestError(f"a position must be text, got {type(text).__name__}")
     fmt = detect_format(text)
