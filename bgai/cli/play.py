@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from bgai.cli.args import seed_type
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``play`` subcommand to bgai's argument parser."""
@@ -26,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--match", type=int, default=None, metavar="N",
                    help="play a match to N points, N >= 1 (default: a money session)")
-    p.add_argument("--seed", type=int, default=None, help="seed for the dice (default: random)")
+    p.add_argument("--seed", type=seed_type, default=None, help="seed for the dice, 0..2**63-1 (default: random)")
     p.set_defaults(func=run)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from bgai.cli.args import seed_type
+
 DEFAULT_AGENT = "default"
 
 
@@ -67,7 +69,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         "if there is none), random, pubeval, racer, blocker, gnubg, a checkpoint path such as model.pt[:ply=1], or "
         "an exported model.onnx / model.npz",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed for agents that use randomness (default 0)")
+    p.add_argument("--seed", type=seed_type, default=0, help="seed for agents that use randomness, 0..2**63-1 (default 0)")
 
 
 def _check_port(port: int, host: str | None = None) -> None:

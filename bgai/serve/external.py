@@ -32,6 +32,10 @@ Robustness: NUL bytes are dropped (GNU Backgammon writes one after each board), 
 line, a bad line gets ``Error: <what is wrong>`` and the connection stays usable; lines longer than
 :data:`MAX_LINE` bytes are refused.  Every connection has its own state (debug flag, random generator); agent
 calls are serialised by :class:`~bgai.serve.bot.Bot`, so concurrent clients do not disturb each other.
+
+Decisions and evaluations come from :mod:`bgai.analysis.api` (through the bot); a board's cube and score
+become a :class:`~bgai.core.cube_state.CubeState` with :func:`bgai.formats.cube_fields.cube_state_from_fibs`
+(the session's ``jacobyrule`` and ``crawfordrule`` applied).
 """
 
 from __future__ import annotations
@@ -45,11 +49,11 @@ import numpy as np
 
 from bgai import __version__
 from bgai.core.board import render
-from bgai.core.equity import cubeless_equity
+from bgai.core.cube_state import CubeState
 from bgai.core.notation import format_play_plain
 from bgai.errors import BgaiError
+from bgai.formats.cube_fields import cube_state_from_fibs
 from bgai.formats.fibs import SCORE_CONVENTIONS, FIBSState, interpret_fibs_board, parse_fibs_board
-from bgai.serve import cube_advice
 from bgai.serve.bot import Bot
 
 __all__ = ["ExternalSession", "ExternalServer", "serve_external", "format_plain", "MAX_LINE", "INTERFACE_VERSION"]
@@ -222,12 +226,14 @@ class ExternalSession:
         shown = line[:40] + ("..." if len(line) > 40 else "")
         raise ProtocolError(f"unknown command {shown!r} (expected board:..., evaluation fibsboard ..., version, help, set, quit)")
 
-    def _state(self, board_text: str, opts: _Options) -> FIBSState:
+    def _state(self, board_text: str, opts: _Options) -> tuple[FIBSState, CubeState]:
+        """The board's state (side to act's view) and its cube state with the session's rules."""
         try:
             state = interpret_fibs_board(parse_fibs_board(board_text), scores=self.scores)
+            cube = cube_state_from_fibs(state, jacoby=opts.jacoby, crawford_rule=opts.crawford_rule)
         except BgaiError as exc:
             raise ProtocolError(f"badly formed board: {exc}") from None
-        return state
+        return state, cube
 
     def _debug_prefix(self, state: FIBSState) -> str:
         if not self.debug:
@@ -238,25 +244,14 @@ class ExternalSession:
         return "".join(f"DBG: {s}\n" for s in lines)
 
     def _decision(self, board_text: str, opts: _Options) -> str:
-        state = self._state(board_text, opts)
-        crawford = state.crawford and opts.crawford_rule
+        state, cube = self._state(board_text, opts)
         pre = self._debug_prefix(state)
         money = state.match_length == 0
         if state.doubled:
-            adv = self.bot.cube_advice(
-                state.board,
-                doubled=True,
-                cube_value=state.cube_value,
-                cube_owner=state.cube_owner,
-                match_length=state.match_length,
-                score=state.score,
-                crawford=crawford,
-                jacoby=opts.jacoby,
-                beavers=opts.beavers,
-            )
-            if adv.take and adv.beaver and money and opts.beavers:
+            d = self.bot.cube_decision(state.board, cube, doubled=True)
+            if d.take and d.beaver and money and opts.beavers:
                 return pre + "beaver\n"
-            return pre + ("take\n" if adv.take else "drop\n")
+            return pre + ("take\n" if d.take else "drop\n")
         if opts.resignation:
             jacoby_centred = money and opts.jacoby and state.cube_owner == -1
             ok = self.bot.accept_resignation(state.board, opts.resignation, cube_centred_jacoby=jacoby_centred)
@@ -266,43 +261,22 @@ class ExternalSession:
             if play is None:
                 return pre + "\n"
             return pre + format_plain(play.steps) + "\n"
-        adv = self.bot.cube_advice(
-            state.board,
-            cube_value=state.cube_value,
-            cube_owner=state.cube_owner,
-            match_length=state.match_length,
-            score=state.score,
-            crawford=crawford,
-            jacoby=opts.jacoby,
-            beavers=opts.beavers,
-        )
-        return pre + ("double\n" if adv.double else "roll\n")
+        d = self.bot.cube_decision(state.board, cube)
+        return pre + ("double\n" if d.double else "roll\n")
 
     def _evaluation(self, board_text: str, opts: _Options) -> str:
-        state = self._state(board_text, opts)
-        probs = self.bot.probabilities(state.board)
-        if probs is None:
-            raise ProtocolError(f"agent {self.bot.name!r} gives no probabilities; serve a neural or gnubg agent")
-
-        if state.match_length or opts.cubeful:
-            value = cube_advice.evaluation_value(
-                self.bot,
-                state.board,
-                probs,
-                cubeful=opts.cubeful,
-                cube_value=state.cube_value,
-                cube_owner=state.cube_owner,
-                match_length=state.match_length,
-                score=state.score,
-                crawford=state.crawford and opts.crawford_rule,
-                jacoby=opts.jacoby,
-            )
-            if value is None:
-                what = "match-winning chance" if state.match_length else "cubeful equity"
-                raise ProtocolError(f"{what} needs bgai.game.cube, which cannot evaluate this yet")
+        """Six numbers: the probabilities, then (as GNU Backgammon computes it) the cubeless equity; with
+        ``cubeful`` the cubeful equity after the proper cube action; in match play the match-winning chance
+        (cubeful with ``cubeful``, else cubeless)."""
+        state, cube = self._state(board_text, opts)
+        ev = self.bot.evaluate(state.board, cube)
+        if state.match_length:
+            value = ev.mwc if opts.cubeful else ev.cubeless_mwc
+        elif opts.cubeful:
+            value = ev.cubeful_equity  # per unit of the cube, like GNU Backgammon's normalised equities
         else:
-            value = float(cubeless_equity(probs))
-        return self._debug_prefix(state) + " ".join(f"{x:f}" for x in [*probs.tolist(), value]) + "\n"
+            value = ev.cubeless_equity
+        return self._debug_prefix(state) + " ".join(f"{x:f}" for x in [*ev.probabilities.tolist(), value]) + "\n"
 
 
 def format_plain(steps) -> str:

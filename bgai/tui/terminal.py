@@ -3,8 +3,9 @@
 :class:`TerminalGame` runs a money session (games until you stop; Jacoby rule) or a match to ``N`` points
 (Crawford rule), with the cube, between you (player 0, ``X``, moving from 24 down to 1 on the bottom of the
 drawing) and a :class:`~bgai.serve.bot.Bot` (player 1, ``O``).  Rules and scoring come from :mod:`bgai.game.match`,
-plays from :mod:`bgai.core.movegen`, notation from :mod:`bgai.core.notation`, the bot's cube decisions from
-:mod:`bgai.game.cube` (agents without probabilities: never double, always take).
+plays from :mod:`bgai.core.movegen`, notation from :mod:`bgai.core.notation`, the bot's hints and cube decisions
+from :mod:`bgai.analysis.api` (:func:`~bgai.analysis.api.rank_plays` with the match's cube state,
+:func:`~bgai.analysis.api.decide_cube`; agents without probabilities: never double, always take).
 
 Commands (case-insensitive; short forms in :data:`HELP_TEXT`, which ``help`` prints):
 
@@ -321,11 +322,8 @@ class TerminalGame:
         m = self.match
         cs = m.cube_state(BOT)
         self.match = m.offer_double(HUMAN)
-        adv = self.bot.cube_advice(
-            flip(self.board), doubled=True, cube_value=cs.cube_value, cube_owner=cs.owner,
-            match_length=cs.match_length, score=cs.score, crawford=cs.crawford, jacoby=cs.jacoby,
-        )
-        if adv.take:
+        decision = self.bot.cube_decision(flip(self.board), cs, doubled=True)
+        if decision.take:
             self.match = self.match.take()
             self.say(f"You double.  bgai takes: the cube is on {self.match.cube_value}, owned by bgai.")
             return None
@@ -335,28 +333,23 @@ class TerminalGame:
     def _cube_hint(self, player: int) -> None:
         cs = self.match.cube_state(player)
         board = self.board if player == HUMAN else flip(self.board)
-        adv = self.bot.cube_advice(
-            board, cube_value=cs.cube_value, cube_owner=cs.owner, match_length=cs.match_length, score=cs.score,
-            crawford=cs.crawford, jacoby=cs.jacoby,
-        )
-        if not self.bot.has_probabilities:
-            self.say(f"{self.bot.spec} has no evaluation of cube decisions (its policy: never double, always take).")
+        d = self.bot.cube_decision(board, cs)
+        if d.no_double is None:
+            self.say(f"{self.bot.spec} has no evaluation of cube decisions (its policy: {d.action.lower()}).")
             return
-        eq = adv.equities
-        if not eq.get("available", True):
+        if not d.available:
             self.say(
-                f"You cannot double: {eq['reason']}.  Cubeful equity (no double) {eq['no_double']:+.3f}; "
-                f"cubeless {eq['cubeless']:+.3f}."
+                f"You cannot double: {d.reason}.  Cubeful equity (no double) {d.no_double:+.3f}; "
+                f"cubeless {d.cubeless_equity:+.3f}."
             )
             return
         self.say(
-            f"bgai's advice: {eq.get('action', 'double' if adv.double else 'no double')}.  Cubeful equity: no double "
-            f"{eq['no_double']:+.3f}, double/take {eq['double_take']:+.3f}, double/pass {eq['double_pass']:+.3f}; "
-            f"cubeless {eq['cubeless']:+.3f}."
+            f"bgai's advice: {d.action}.  Cubeful equity: no double {d.no_double:+.3f}, double/take "
+            f"{d.double_take:+.3f}, double/pass {d.double_pass:+.3f}; cubeless {d.cubeless_equity:+.3f}."
         )
 
     def _play_hint(self, dice: tuple[int, int]) -> None:
-        ranked = self.bot.rank_plays(self.board, dice, self.rng)
+        ranked = self.bot.rank_plays(self.board, dice, self.rng, self.match.cube_state(HUMAN))
         rows = []
         for i, rp in enumerate(ranked[:3]):
             if rp.equity is not None:
@@ -365,7 +358,7 @@ class TerminalGame:
                     f"  {i + 1}. {rp.play.notation:24s} equity {rp.equity:+.3f}  (win {100 * p[0]:.1f}%, "
                     f"gammon {100 * p[1]:.1f}%, lose gammon {100 * p[3]:.1f}%)"
                 )
-            elif rp.score is not None:
+            elif rp.score_kind == "score":
                 rows.append(f"  {i + 1}. {rp.play.notation:24s} score {rp.score:+.3f}")
             else:
                 rows.append(f"  {i + 1}. {rp.play.notation}")
@@ -377,12 +370,7 @@ class TerminalGame:
         if dice is None:
             m = self.match
             if m.can_double(BOT):
-                cs = m.cube_state(BOT)
-                adv = self.bot.cube_advice(
-                    bot_board, cube_value=cs.cube_value, cube_owner=cs.owner, match_length=cs.match_length,
-                    score=cs.score, crawford=cs.crawford, jacoby=cs.jacoby,
-                )
-                if adv.double:
+                if self.bot.cube_decision(bot_board, m.cube_state(BOT)).double:
                     res = self._bot_doubles()
                     if res is not None:
                         return res
@@ -424,14 +412,11 @@ class TerminalGame:
 
     def _take_hint(self) -> None:
         cs = self.match.cube_state(HUMAN)  # the cube before the double, from your (the taker's) view
-        adv = self.bot.cube_advice(
-            self.board, doubled=True, cube_value=cs.cube_value, cube_owner=cs.owner, match_length=cs.match_length,
-            score=cs.score, crawford=cs.crawford, jacoby=cs.jacoby,
-        )
-        if not self.bot.has_probabilities:
+        d = self.bot.cube_decision(self.board, cs, doubled=True)
+        if d.no_double is None:
             self.say(f"{self.bot.spec} has no evaluation of cube decisions.")
             return
-        self.say(f"bgai's advice: {'take' if adv.take else 'drop'} ({adv.equities.get('action', '')}).")
+        self.say(f"bgai's advice: {'take' if d.take else 'drop'} ({d.action}).")
 
 
 def play_in_terminal(spec: str, *, match_length: int = 0, seed: int | None = None) -> int:
