@@ -44,11 +44,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from bgai import __version__
-from bgai.core.board import render
+from bgai.core.board import flip, render
 from bgai.core.equity import cubeless_equity
 from bgai.core.notation import format_play_plain
 from bgai.errors import BgaiError
 from bgai.formats.fibs import SCORE_CONVENTIONS, FIBSState, interpret_fibs_board, parse_fibs_board
+from bgai.game.cube import CubeState
 from bgai.serve import cube_advice
 from bgai.serve.bot import Bot
 
@@ -258,9 +259,9 @@ class ExternalSession:
                 return pre + "beaver\n"
             return pre + ("take\n" if adv.take else "drop\n")
         if opts.resignation:
-            jacoby_centred = money and opts.jacoby and state.cube_owner == -1
-            ok = self.bot.accept_resignation(state.board, opts.resignation, cube_centred_jacoby=jacoby_centred)
-            return pre + ("accept\n" if ok else "reject\n")
+            board, cube_state, bot_on_roll = resignation_view(board_text, state, jacoby=opts.jacoby, crawford=crawford)
+            dec = self.bot.resignation(board, cube_state, opts.resignation, decider_on_roll=bot_on_roll)
+            return pre + ("accept\n" if dec.accept else "reject\n")
         if state.dice is not None:
             play = self.bot.choose_play(state.board, state.dice, self.rng)
             if play is None:
@@ -303,6 +304,34 @@ class ExternalSession:
         else:
             value = float(cubeless_equity(probs))
         return self._debug_prefix(state) + " ".join(f"{x:f}" for x in [*probs.tolist(), value]) + "\n"
+
+
+def resignation_view(board_text: str, state: FIBSState, *, jacoby: bool, crawford: bool):
+    """The position and cube state of a ``resignation n`` board from the view of the side offered the
+    resignation: "you" of the board (its ``color``), whichever side is on turn.
+
+    Returns:
+        ``(board (2, 25) with "you" in row 0, bgai.game.cube.CubeState from your view, you_on_roll)``.
+
+    Raises:
+        FIBSBoardError, MatchStateError: an unreadable board or an impossible cube state.
+    """
+    fb = parse_fibs_board(board_text)
+    you_on_roll = fb.turn == fb.color
+    board, owner, score = state.board, state.cube_owner, state.score
+    if not you_on_roll:  # the board was read from the view of the side on turn: the one resigning
+        board, score = flip(board), (score[1], score[0])
+        owner = owner if owner == -1 else 1 - owner
+    money = state.match_length == 0
+    cube_state = CubeState(
+        cube_value=state.cube_value,
+        owner=owner,
+        match_length=state.match_length,
+        score=(0, 0) if money else score,
+        crawford=crawford and not money,
+        jacoby=jacoby and money,
+    )
+    return board, cube_state, you_on_roll
 
 
 def format_plain(steps) -> str:
