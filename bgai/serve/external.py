@@ -31,7 +31,15 @@ of the colours; the server reads them that way by default (``scores='gnubg'``), 
 Robustness: NUL bytes are dropped (GNU Backgammon writes one after each board), ``\\n`` and ``\\r\\n`` both end a
 line, a bad line gets ``Error: <what is wrong>`` and the connection stays usable; lines longer than
 :data:`MAX_LINE` bytes are refused.  Every connection has its own state (debug flag, random generator); agent
-calls are serialised by :class:`~bgai.serve.bot.Bot`, so concurrent clients do not disturb each other.
+calls are serialised by :class:`~bgai.serve.bot.Bot`, so concurrent clients do not disturb each other.  At most
+``max_connections`` connections are served at a time (``Error: too many connections (at most N)`` to the next
+one) and a connection silent for ``timeout`` seconds is closed (:mod:`bgai.serve.limits`; ``bgai serve external
+--max-connections N --timeout S``).  The ``Engine:`` line names a served model by its file name only.
+
+Resignations (``resignation n``) are offered to "you", the side of the board's ``color``, whichever side is on
+turn; :func:`bgai.analysis.resign.resignation_decision` decides (money: points with the cubeful equity of playing
+on; match: match-winning chances).  GNU Backgammon's own engine answers ``resignation n`` from the wrong side
+(it values the offer as if "you" were the one resigning), so its answers are not followed there.
 """
 
 from __future__ import annotations
@@ -52,6 +60,8 @@ from bgai.formats.fibs import SCORE_CONVENTIONS, FIBSState, interpret_fibs_board
 from bgai.game.cube import CubeState
 from bgai.serve import cube_advice
 from bgai.serve.bot import Bot
+from bgai.serve.limits import EXTERNAL_MAX_CONNECTIONS, EXTERNAL_TIMEOUT, ConnectionSlots, check_limits, too_many_line
+from bgai.serve.public import public_bot
 
 __all__ = ["ExternalSession", "ExternalServer", "serve_external", "format_plain", "MAX_LINE", "INTERFACE_VERSION"]
 
@@ -365,6 +375,10 @@ def _one_line(s: str) -> str:
 class _Handler(socketserver.StreamRequestHandler):
     server: "ExternalServer"
 
+    def setup(self) -> None:
+        self.timeout = self.server.idle_timeout or None  # socket timeout: no byte for that long closes
+        super().setup()
+
     def handle(self) -> None:
         session = ExternalSession(self.server.bot, self.server.next_rng(), self.server.software, scores=self.server.scores)
         peer = "%s:%s" % self.client_address[:2]
@@ -400,7 +414,10 @@ class _Handler(socketserver.StreamRequestHandler):
 
 
 class ExternalServer(socketserver.ThreadingTCPServer):
-    """A TCP server speaking the external-player protocol; one thread per connection.
+    """A TCP server speaking the external-player protocol; one thread per connection, at most
+    ``max_connections`` of them (:mod:`bgai.serve.limits`): a connection beyond that gets
+    ``Error: too many connections (at most N)`` and is closed; a connection that sends nothing for
+    ``timeout`` seconds is closed (0: never).
 
     Args:
         address: ``(host, port)``; port 0 picks a free port (see :attr:`port`).
@@ -409,6 +426,12 @@ class ExternalServer(socketserver.ThreadingTCPServer):
         on_exchange: optional callable ``(line, reply)`` called after each answered line (``reply`` None for
             quit); for transcripts and tests.  Called from the connection's thread.
         scores: score-field convention of the boards (see :class:`ExternalSession`).
+        max_connections: connections served at a time (default :data:`bgai.serve.limits.EXTERNAL_MAX_CONNECTIONS`).
+        timeout: seconds without a byte from the client before its connection is closed; 0 = never (default
+            :data:`bgai.serve.limits.EXTERNAL_TIMEOUT`).
+
+    Raises:
+        LimitError: bad limits.  OSError: the address cannot be bound.
     """
 
     daemon_threads = True
@@ -423,8 +446,13 @@ class ExternalServer(socketserver.ThreadingTCPServer):
         software: str | None = None,
         on_exchange=None,
         scores: str = "gnubg",
+        max_connections: int = EXTERNAL_MAX_CONNECTIONS,
+        timeout: float = EXTERNAL_TIMEOUT,
     ) -> None:
-        self.bot = bot
+        n, t = check_limits(max_connections, timeout, allow_no_timeout=True)
+        self.slots = ConnectionSlots(n)
+        self.idle_timeout = t
+        self.bot = public_bot(bot)
         self.scores = scores
         self.on_exchange = on_exchange
         self.seed = int(seed)
@@ -437,6 +465,29 @@ class ExternalServer(socketserver.ThreadingTCPServer):
     def port(self) -> int:
         """The TCP port actually bound."""
         return int(self.server_address[1])
+
+    def process_request(self, request, client_address) -> None:
+        """Serve the connection in a thread of its own, or refuse it with one line when all slots are taken."""
+        if not self.slots.acquire():
+            log.warning("refused a connection from %s:%s: %d connections open", *client_address[:2], self.slots.capacity)
+            try:
+                request.settimeout(1.0)
+                request.sendall(too_many_line(self.slots.capacity))
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
     def next_rng(self) -> np.random.Generator:
         """A fresh generator for the next connection."""
@@ -453,7 +504,15 @@ class ExternalServer(socketserver.ThreadingTCPServer):
 
 
 def serve_external(
-    bot: Bot, host: str = "localhost", port: int = 4242, *, seed: int = 0, scores: str = "gnubg", ready=None
+    bot: Bot,
+    host: str = "localhost",
+    port: int = 4242,
+    *,
+    seed: int = 0,
+    scores: str = "gnubg",
+    ready=None,
+    max_connections: int = EXTERNAL_MAX_CONNECTIONS,
+    timeout: float = EXTERNAL_TIMEOUT,
 ) -> None:
     """Serve the external-player protocol until interrupted (Ctrl-C).
 
@@ -463,11 +522,14 @@ def serve_external(
         seed: seed for per-connection random generators.
         scores: score-field convention (``'gnubg'`` or ``'fibs'``, see :class:`ExternalSession`).
         ready: optional callable given the bound :class:`ExternalServer` once listening.
+        max_connections, timeout: connection limit and idle timeout (:class:`ExternalServer`).
 
     Raises:
-        OSError: the address cannot be bound (e.g. the port is in use).
+        OSError: the address cannot be bound (e.g. the port is in use).  LimitError: bad limits.
     """
-    with ExternalServer((host, port), bot, seed=seed, scores=scores) as server:
+    with ExternalServer(
+        (host, port), bot, seed=seed, scores=scores, max_connections=max_connections, timeout=timeout
+    ) as server:
         if ready is not None:
             ready(server)
         try:
