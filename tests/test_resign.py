@@ -25,8 +25,8 @@ from bgai.analysis.resign import ResignationError, resignation_decision, resigna
 from bgai.core.board import flip, is_game_over, starting_board
 from bgai.core.position_id import decode_position_id, encode_position_id
 from bgai.errors import InvalidPositionError
-from bgai.formats.fibs import FIBSState, format_fibs_board
-from bgai.formats.match_id import decode_match_id
+from bgai.formats.fibs import FIBSState, format_fibs_board, interpret_fibs_board
+from bgai.formats.match_id import decode_match_id, encode_match_id
 from bgai.game.cube import CubeState
 from bgai.game.match import Match, MatchRules, cube_state_from_match_id
 from bgai.game.met import load_met
@@ -338,3 +338,53 @@ def test_terminal_resignation_is_decided_by_the_library():
     assert "You offer to resign a single game.  bgai rejects" in text
     assert "You offer to resign a backgammon.  bgai accepts" in text and g.match.score == (0, 3)
     assert "resign [1|2|3]" in HELP_TEXT
+
+
+def test_http_api_answers_resignations_with_the_library():
+    from test_serve_http import Server  # (tests/ is on sys.path under pytest)
+
+    agent = _gnubg_agent()
+    server, plain = Server(Bot(agent, "gnubg")), Server(Bot.from_spec("pubeval"))
+    try:
+        _http_checks(agent, server.client, plain.client)
+    finally:
+        server.stop()
+        plain.stop()
+
+
+def _http_checks(agent, client, plain) -> None:
+    # the defect report's position: 5-point match at 4-4 post-Crawford, bgai on roll, a single offered
+    dmp = interpret_fibs_board(DMP_BOARD)
+    mid = encode_match_id(Match(rules=MatchRules.match(5), score=(4, 4), crawford_done=True).to_match_state(0))
+    r = client.get("/api/resign", params={"position_id": encode_position_id(dmp.board), "match_id": mid, "points": 1})
+    assert r.status_code == 200, r.text
+    j = r.json()
+    assert j["accept"] is True and j["units"] == "mwc" and j["equity_if_accepted"] == 1.0
+    assert j["decides"] == "on_roll" and j["state"]["score"] == [4, 4]
+    # money without the Jacoby rule: the crushing side refuses a single and a gammon, takes a backgammon --
+    # whether it is on roll (resigns=opponent) or its opponent is (resigns=on_roll)
+    crushing = _crushing()
+    for resigns, board, on_roll in (("opponent", crushing, True), ("on_roll", flip(crushing), False)):
+        for points in (1, 2, 3):
+            q = {"position_id": encode_position_id(board), "points": points, "resigns": resigns, "jacoby": "false",
+                 "cube_value": 1, "cube_owner": "centred"}
+            j = client.get("/api/resign", params=q).json()
+            want = resignation_decision(agent, crushing, CubeState(jacoby=False), points, decider_on_roll=on_roll)
+            assert (j["accept"], j["units"]) == (want.accept, "points") and want.accept == (points == 3)
+            assert j["equity_if_accepted"] == want.equity_if_accepted
+            assert j["equity_if_played"] == pytest.approx(want.equity_if_played, abs=1e-9)
+    # with the Jacoby rule (the default) and a centred cube, a single is enough
+    j = client.get("/api/resign", params={"position_id": encode_position_id(crushing), "points": 1}).json()
+    assert j["accept"] is True and j["equity_if_played"] == pytest.approx(1.0)
+    # an agent without probabilities: equity_if_played is null
+    j = plain.get("/api/resign", params={"position_id": "4HPwATDgc/ABMA", "points": 3}).json()
+    assert j["accept"] is True and j["equity_if_played"] is None
+    for q, message in (
+        ({"points": 4}, "points must be 1 (a single game), 2 (a gammon) or 3"),
+        ({"points": "x"}, "points: expected an integer, got 'x'"),
+        ({}, "points: missing"),
+        ({"points": 1, "resigns": "me"}, "resigns must be opponent or on_roll, got 'me'"),
+        ({"points": 1, "dice": "31"}, "resignations are judged before the roll"),
+    ):
+        r = client.get("/api/resign", params={"position_id": "4HPwATDgc/ABMA", **q})
+        assert r.status_code == 400 and message in r.json()["message"], (q, r.text)
