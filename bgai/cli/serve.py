@@ -81,7 +81,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=[],
         metavar="NAME",
         help="also answer requests whose Host header is NAME (repeatable; '*' = any host).  By default only "
-        "localhost, 127.0.0.1, ::1 and --host are answered (400 otherwise: DNS rebinding)",
+        "localhost, 127.0.0.1, ::1 and --host are answered (400 otherwise: DNS rebinding); with --host 0.0.0.0 "
+        "name the addresses or names clients use",
     )
     http.set_defaults(func=run_http)
 
