@@ -28,12 +28,11 @@ from bgai.analysis.api import (
     position_probabilities,
     rank_plays,
 )
+from bgai.analysis.resign import ResignationDecision, resignation_decision
 from bgai.core.board import as_batch
 from bgai.core.cube_state import CubeState
 from bgai.core.dice import Dice
-from bgai.core.equity import cubeless_equity
 from bgai.core.movegen import legal_plays
-from bgai.errors import BgaiError
 
 __all__ = ["Bot", "default_agent_spec"]
 
@@ -133,24 +132,39 @@ class Bot:
             return decide_cube(self.agent, board, cube_state, doubled=doubled)
 
     # ------------------------------------------------------------------------------------- resignations
-    def accept_resignation(self, board: np.ndarray, points: int, *, cube_centred_jacoby: bool = False) -> bool:
-        """Should the side on roll accept the opponent's offer to resign ``points`` (1 single, 2 gammon,
-        3 backgammon; before the cube)?
+    def resignation(
+        self, board: np.ndarray, cube_state: CubeState, points: int, *, decider_on_roll: bool = True
+    ) -> ResignationDecision:
+        """The bot's answer to its opponent's offer to resign ``points`` (1 single, 2 gammon, 3 backgammon):
+        :func:`bgai.analysis.resign.resignation_decision` with this bot's agent (money: points, cube included;
+        match play: match-winning chances).
 
-        Accept when what the offer gives (``points``) is at least the cubeless equity of playing on (gammons
-        not counted when ``cube_centred_jacoby``: money play, Jacoby rule, cube centred).  Agents without
-        probabilities accept only a backgammon (nothing can be worth more).
+        Args:
+            board: ``(2, 25)`` from the bot's view (row 0 the bot, the side deciding).
+            cube_state: :class:`bgai.game.cube.CubeState` from the bot's view (owner 0 = the bot, score
+                ``(bot, resigner)``).
+            points: 1, 2 or 3.
+            decider_on_roll: the bot is on roll (True) or the resigning side is (False).
+
+        Raises:
+            ResignationError, InvalidPositionError, MatchStateError: see the library function.
         """
-        if points not in (1, 2, 3):
-            raise BgaiError(f"a resignation is worth 1, 2 or 3 points, got {points}")
-        p = self.probabilities(board)
-        if p is None:
-            return points >= 3
-        if cube_centred_jacoby:
-            eq = 2.0 * p[0] - 1.0
-        else:
-            eq = float(cubeless_equity(p))
-        return points >= eq - 1e-9
+        with self._lock:
+            return resignation_decision(self.agent, board, cube_state, points, decider_on_roll=decider_on_roll)
+
+    def accept_resignation(
+        self,
+        board: np.ndarray,
+        points: int,
+        *,
+        cube_state: CubeState | None = None,
+        decider_on_roll: bool = True,
+        cube_centred_jacoby: bool = False,
+    ) -> bool:
+        """``resignation(...).accept``; without ``cube_state``, money play with a centred cube (the Jacoby rule
+        when ``cube_centred_jacoby``)."""
+        cs = cube_state if cube_state is not None else CubeState(jacoby=cube_centred_jacoby)
+        return self.resignation(board, cs, points, decider_on_roll=decider_on_roll).accept
 
 
 def default_agent_spec() -> str:

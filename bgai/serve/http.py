@@ -24,6 +24,7 @@ Endpoints (all ``GET``; every answer is JSON):
                    with a Match ID or XGID (agents with probabilities) by cubeful equity or match-winning chance
 ``/api/evaluate``  cubeless probabilities, cubeless and cubeful equity of the side on roll before it rolls
 ``/api/cube``      the cube decision (double / take) for the side on roll
+``/api/resign``    accept or reject a resignation (``points=1|2|3``; ``resigns=opponent`` (default) or ``on_roll``)
 ``/move``          wildbg-compatible: ``{"moves": [{"play": [{"from":..,"to":..}], "probabilities": {..}}]}``
 ``/eval``          wildbg-compatible: ``{"cube": {"double":.., "accept":..}, "probabilities": {..}}``
 =================  ============================================================================================
@@ -46,6 +47,12 @@ Errors (the server keeps running):
 * an agent that cannot answer (no probabilities, :class:`bgai.errors.AgentCapabilityError`): 409
   ``{"message": ...}``; an unexpected failure: 500
   ``{"message": "internal error: <exception type>"}`` (details only in the server log).
+* an unknown path (404), a method other than GET (405) and a request whose ``Host`` header is not one of the
+  server's names (400, DNS rebinding; :class:`bgai.serve.limits.HostCheck`) get ``{"message": ...}`` too.
+
+``/api/info`` names the served model by its file name and id (SHA-256 prefix), never by its path
+(:mod:`bgai.serve.public`).  Connection limits and idle timeouts: :mod:`bgai.serve.limits`
+(``bgai serve http --max-connections N --timeout S --allow-host NAME``).
 """
 
 from __future__ import annotations
@@ -61,10 +68,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bgai import __version__
 from bgai.analysis.api import CubeDecision, PositionRequest, RankedPlay
 from bgai.core.board import as_batch, flip, is_game_over, result_kind
+from bgai.core.cube_state import CubeState
 from bgai.core.dice import Dice
 from bgai.core.equity import OUTPUTS, swap_perspective
 from bgai.core.position_id import encode_position_id
@@ -81,6 +90,15 @@ from bgai.formats.request import check_game_not_over, read_request_params
 from bgai.formats.wildbg import board_from_wildbg
 from bgai.game.cube import CONSERVATIVE_POLICY, JANOWSKI_POLICY
 from bgai.serve.bot import Bot
+from bgai.serve.limits import (
+    HTTP_MAX_CONNECTIONS,
+    HTTP_TIMEOUT,
+    LOCAL_HOSTS,
+    HostCheck,
+    allowed_hosts,
+    http_server_config,
+)
+from bgai.serve.public import model_info, public_bot
 
 __all__ = ["create_app", "serve_http", "STATIC_DIR", "MAX_QUOTE", "MAX_MESSAGE"]
 
@@ -253,14 +271,27 @@ class CubeStateParams(PositionParams):
     jacoby: bool | None = None
 
 
-def create_app(bot: Bot, *, seed: int = 0):
+class ResignParams(CubeStateParams):
+    """Query parameters of ``/api/resign``: a position, a cube state, the offer and who makes it."""
+
+    points: int
+    resigns: str | None = None
+
+
+def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
     """The FastAPI application serving ``bot`` (see the module docstring for the endpoints).
 
     Args:
-        bot: the bot to serve (thread-safe).
+        bot: the bot to serve (thread-safe).  Answers name its agent by :func:`bgai.serve.public.public_spec`
+            (a model's file name, never its directories).
         seed: seed of the random generator used by agents that need one.
+        hosts: host names the app answers to (``Host`` header; :class:`bgai.serve.limits.HostCheck`, ``'*'``:
+            any); default ``localhost``, ``127.0.0.1``, ``::1``.
     """
     import threading
+
+    model = model_info(bot.spec)
+    bot = public_bot(bot)
 
     app = FastAPI(
         title="bgai",
@@ -272,6 +303,7 @@ def create_app(bot: Bot, *, seed: int = 0):
         ),
         dependencies=[Depends(_check_repeats)],
     )
+    app.add_middleware(HostCheck, hosts=tuple(hosts))
     rng_lock = threading.Lock()
     rng = np.random.default_rng(seed)
 
@@ -292,6 +324,17 @@ def create_app(bot: Bot, *, seed: int = 0):
             return PlainTextResponse(_wildbg_validation_text(exc), 400)
         return JSONResponse(status_code=400, content={"message": shorten_message(_validation_message(exc))})
 
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException):
+        path = quote_input(request.url.path)
+        if exc.status_code == 404:
+            message = f"not found: {path} (the API is under /api, its description at /docs)"
+        elif exc.status_code == 405:
+            message = f"method {quote_input(request.method)} is not allowed on {path}"
+        else:
+            message = str(exc.detail)
+        return JSONResponse(status_code=exc.status_code, content={"message": shorten_message(message)}, headers=exc.headers)
+
     @app.exception_handler(Exception)
     async def _internal(request: Request, exc: Exception):  # noqa: ARG001
         log.exception("internal error on %s", request.url.path)
@@ -304,6 +347,7 @@ def create_app(bot: Bot, *, seed: int = 0):
             "name": "bgai",
             "version": __version__,
             "agent": bot.spec,
+            "model": model,
             "probabilities": bool(caps.probabilities),
             "score_kind": caps.score_kind,
             "ply": caps.ply,
@@ -371,6 +415,20 @@ def create_app(bot: Bot, *, seed: int = 0):
             )
         return {"state": _state_json(req), **_cube_json(bot.cube_decision(req.board, req.cube_state))}
 
+    @app.get("/api/resign", summary="Accept or reject a resignation", openapi_extra=_wildbg_openapi())
+    def resign(request: Request, params: Annotated[ResignParams, Query()]) -> dict:
+        """Should a side accept its opponent's resignation of ``points`` (1 a single game, 2 a gammon, 3 a
+        backgammon, before the cube)?  ``resigns=opponent`` (default): the side on roll decides;
+        ``resigns=on_roll``: the side on roll resigns and its opponent decides.  bgai.analysis.resign decides:
+        money play in points (cube included), match play in match-winning chances (``units``).  The position is
+        valued before the roll: a Match ID or XGID with rolled dice (or dice parameters) is refused."""
+        req = read_request_params(request.query_params)
+        if req.dice is not None:
+            raise RequestError("resignations are judged before the roll: give the position without dice")
+        out = _resignation_json(bot, req.board, req.cube_state, params.points, params.resigns or "opponent")
+        out["state"] = _state_json(req)
+        return out
+
     # ----------------------------------------------------------------------------------- wildbg compatible
     def _wildbg_probs(p) -> dict | None:
         if p is None:
@@ -429,6 +487,29 @@ def create_app(bot: Bot, *, seed: int = 0):
     return app
 
 
+def _resignation_json(bot: Bot, board: np.ndarray, state: CubeState, points: int, resigns: str) -> dict:
+    """The ``/api/resign`` answer (see there); ``board`` and ``state`` from the view of the side on roll."""
+    if resigns not in ("opponent", "on_roll"):
+        raise RequestError(f"resigns must be opponent or on_roll, got {quote_input(resigns)}")
+    if points not in (1, 2, 3):
+        raise RequestError(f"points must be 1 (a single game), 2 (a gammon) or 3 (a backgammon), got {points}")
+    money = state.match_length == 0
+    on_roll_decides = resigns == "opponent"
+    board = board if on_roll_decides else flip(board)
+    dec = bot.resignation(board, state if on_roll_decides else state.swapped(), points, decider_on_roll=on_roll_decides)
+    played = None if np.isnan(dec.equity_if_played) else dec.equity_if_played
+    return {
+        "accept": dec.accept,
+        "points": points,
+        "resigns": resigns,
+        "decides": "opponent" if resigns == "on_roll" else "on_roll",
+        "units": "points" if money else "mwc",
+        "equity_if_accepted": dec.equity_if_accepted,
+        "equity_if_played": played,
+        "agent": bot.spec,
+    }
+
+
 def _after_probs(bot: Bot, board: np.ndarray):
     """Probabilities for the mover when no play is possible (the position unchanged, opponent to roll)."""
     if not bot.has_probabilities:
@@ -437,12 +518,27 @@ def _after_probs(bot: Bot, board: np.ndarray):
     return swap_perspective(p)
 
 
-def serve_http(bot: Bot, host: str = "127.0.0.1", port: int = 8080, *, seed: int = 0, log_level: str = "info") -> None:
-    """Run the HTTP server with uvicorn until interrupted.
+def serve_http(
+    bot: Bot,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    *,
+    seed: int = 0,
+    log_level: str = "info",
+    max_connections: int = HTTP_MAX_CONNECTIONS,
+    timeout: float = HTTP_TIMEOUT,
+    allow_hosts=(),
+) -> None:
+    """Run the HTTP server with uvicorn until interrupted, with bgai's limits (:mod:`bgai.serve.limits`): at most
+    ``max_connections`` connections, a connection without a request in progress closed after ``timeout``
+    seconds, only requests whose ``Host`` is ``localhost``/``127.0.0.1``/``::1``, ``host`` or one of
+    ``allow_hosts`` (``'*'``: any).
 
     Raises:
-        OSError: the address cannot be bound.
+        OSError: the address cannot be bound.  LimitError: bad limits.
     """
     import uvicorn
 
-    uvicorn.run(create_app(bot, seed=seed), host=host, port=port, log_level=log_level)
+    app = create_app(bot, seed=seed, hosts=allowed_hosts(host, allow_hosts))
+    config = http_server_config(app, host, port, max_connections=max_connections, timeout=timeout, log_level=log_level)
+    uvicorn.Server(config).run()

@@ -13,6 +13,9 @@ Commands (case-insensitive; short forms in :data:`HELP_TEXT`, which ``help`` pri
   advice for you); when you may not double, the dice are rolled for you;
 * after your roll: a play such as ``13/8 13/11``, ``bar/22*``, ``6/off``, ``8/2(2)``; ``hint`` (the bot's
   three best plays for you), ``moves`` (all legal plays);
+* at your turn, before or after rolling: ``resign [1|2|3]`` (or ``resign single|gammon|backgammon``): the bot
+  accepts or rejects by :func:`bgai.analysis.resign.resignation_decision` (money: points, with the cubeful
+  equity of playing on; match: match-winning chances);
 * when doubled: ``take`` or ``drop`` (``pass``), ``hint``;
 * at any prompt: ``board``, ``score``, ``help``, ``quit``.
 
@@ -23,6 +26,7 @@ All dice come from one ``np.random.Generator`` seeded by the caller.
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Callable
 
@@ -53,6 +57,11 @@ Commands (case does not matter; the short forms are in brackets):
     hint [h]      the bot's three best plays for you
     moves [m]     all your legal plays
 
+  At your turn (before or after rolling):
+    resign [1|2|3]  offer to resign a single game (1, the default), a gammon (2) or a backgammon (3);
+                  also: resign single|gammon|backgammon.  bgai accepts when the offer is worth at least
+                  playing on (money: points; match: match-winning chances)
+
   When the bot doubles you:
     take [t]      accept the cube
     drop [d]      refuse it and lose the game at the present cube value (also: pass [p])
@@ -68,6 +77,9 @@ You are X, moving from your 24 point down to your 1 point (bottom of the drawing
 
 HUMAN, BOT = 0, 1
 KINDS = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
+#: Words of ``resign [WHAT]`` and the points they offer.
+RESIGN_WORDS = {"1": 1, "single": 1, "normal": 1, "s": 1, "n": 1, "2": 2, "gammon": 2, "g": 2,
+                "3": 3, "backgammon": 3, "b": 3}
 
 
 class Quit(Exception):
@@ -246,6 +258,11 @@ class TerminalGame:
                     break
                 if self._common(cmd):
                     continue
+                if cmd.startswith("resign"):
+                    res = self._human_resigns(cmd)
+                    if res is not None:
+                        return res
+                    continue
                 if cmd.startswith("h"):
                     self._cube_hint(HUMAN)
                     continue
@@ -271,6 +288,11 @@ class TerminalGame:
                 self.say("Legal plays: " + ", ".join(sorted(p.notation for p in plays)))
                 continue
             if self._common(low):
+                continue
+            if low.startswith("resign"):
+                res = self._human_resigns(low)
+                if res is not None:
+                    return res
                 continue
             try:
                 play = parse_play(text, self.board, dice)
@@ -329,6 +351,30 @@ class TerminalGame:
             return None
         self.say("You double.  bgai drops.")
         return self._end(HUMAN, None)
+
+    def _human_resigns(self, cmd: str) -> str | None:
+        """You offer to resign (``resign [1|2|3|single|gammon|backgammon]``) at your turn; the bot decides.
+        Returns the end-of-game message when it accepts, else None (the game goes on)."""
+        words = cmd.split()
+        what = words[1] if len(words) > 1 else "1"
+        points = RESIGN_WORDS.get(what)
+        if words[0] != "resign" or len(words) > 2 or points is None:
+            self.say("Write 'resign' (a single game), 'resign 2' (a gammon) or 'resign 3' (a backgammon).")
+            return None
+        cs = self.match.cube_state(BOT)
+        dec = self.bot.resignation(flip(self.board), cs, points, decider_on_roll=False)
+        if cs.is_money:
+            played = "?" if math.isnan(dec.equity_if_played) else f"{dec.equity_if_played:+.3f}"
+            why = f"accepting gives bgai {dec.equity_if_accepted:g} point(s); playing on is worth {played}"
+        else:
+            played = "?" if math.isnan(dec.equity_if_played) else f"{100 * dec.equity_if_played:.1f}%"
+            why = (f"bgai's match-winning chance: {100 * dec.equity_if_accepted:.1f}% if it accepts, {played} "
+                   "playing on")
+        if not dec.accept:
+            self.say(f"You offer to resign {KINDS[points]}.  bgai rejects ({why}): play on.")
+            return None
+        self.say(f"You offer to resign {KINDS[points]}.  bgai accepts ({why}).")
+        return self._end(BOT, points)
 
     def _cube_hint(self, player: int) -> None:
         cs = self.match.cube_state(player)
