@@ -91,6 +91,7 @@ import html
 import math
 import multiprocessing as mp
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -964,9 +965,27 @@ def analyse_records(records: Sequence[MatchRecord], agent: Agent | str, *, sourc
             for rec, items, src in zip(records, plan.items, sources)]
 
 
+_MAT_HEAD = re.compile(rb"\d+\s+point\s+match", re.IGNORECASE)
+
+
+def _is_match_file(path: str) -> bool:
+    """A folder's file to analyse: ``.sgf``, ``.mat``, ``.gam``, or a ``.txt`` file that starts like a ``.mat``
+    file (an ``N point match`` line in its first 4 KB; other text files in the folder are skipped)."""
+    low = path.lower()
+    if not low.endswith(MATCH_FILE_SUFFIXES) or not os.path.isfile(path):
+        return False
+    if not low.endswith(".txt"):
+        return True
+    try:
+        with open(path, "rb") as fh:
+            return _MAT_HEAD.search(fh.read(4096)) is not None
+    except OSError:
+        return False
+
+
 def match_files(paths: Iterable[str | os.PathLike]) -> list[str]:
-    """The match files named: files as given, folders expanded to their match files (``.sgf .mat .txt .gam``,
-    sorted, not recursive).
+    """The match files named: files as given, folders expanded to their match files (``.sgf .mat .gam``, and
+    ``.txt`` files that start like a ``.mat`` file; sorted, not recursive).
 
     Raises:
         BgaiError: a path that does not exist, or a folder with no match file.
@@ -975,8 +994,7 @@ def match_files(paths: Iterable[str | os.PathLike]) -> list[str]:
     for p in paths:
         p = os.fspath(p)
         if os.path.isdir(p):
-            found = sorted(os.path.join(p, f) for f in os.listdir(p)
-                           if f.lower().endswith(MATCH_FILE_SUFFIXES) and os.path.isfile(os.path.join(p, f)))
+            found = sorted(os.path.join(p, f) for f in os.listdir(p) if _is_match_file(os.path.join(p, f)))
             if not found:
                 raise BgaiError(f"no match files ({', '.join(MATCH_FILE_SUFFIXES)}) in folder {p!r}")
             out.extend(found)

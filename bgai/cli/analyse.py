@@ -42,8 +42,6 @@ def _ply(text: str) -> int:
 
 def register(subparsers) -> None:
     """Add the ``analyse`` subcommand."""
-    from bgai.agents.registry import valid_specs
-
     p = subparsers.add_parser(
         "analyse",
         aliases=["analyze"],
@@ -51,7 +49,8 @@ def register(subparsers) -> None:
         description=(
             "Analyse every checker play and cube decision of both players of match files (.sgf, .mat; a folder: "
             "all its match files), as GNU Backgammon's 'analyse match' does; print statistics like its 'show "
-            f"statistics match'.  Agents with probabilities only: {valid_specs()}."
+            "statistics match'.  Agents with probabilities: gnubg, default (the shipped model), a checkpoint "
+            "model.pt[:ply=N], an exported model.onnx / model.npz."
         ),
     )
     p.add_argument("paths", metavar="FILE|DIR", nargs="+", help="match files or folders of match files")
