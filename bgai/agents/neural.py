@@ -88,6 +88,7 @@ class NeuralAgent(ProbabilityAgent):
         self.prune_keep = int(prune_keep)
         self.prune_margin = float(prune_margin)
         self.name = name or f"neural-{ply}ply"
+        self.batch_games = 500 if ply == 0 else 2 * SEARCH_CHUNK  # a search fills its batches (Agent.batch_games)
         self._fast = FastForward(net)
 
     @classmethod
