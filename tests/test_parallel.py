@@ -14,7 +14,7 @@ from bgai.agents.registry import make_agent
 from bgai.errors import AgentSpecError, BgaiError
 from bgai.evaluate.cubeful import evaluate_cubeful
 from bgai.evaluate.series import TARGET_UNITS, evaluate, series_unit_size
-from bgai.util.parallel import BACKENDS, UnitRun, register_backend, run_units, unit_size
+from bgai.util.parallel import BACKENDS, UnitRun, WorkerDied, register_backend, run_units, unit_size
 
 
 def _setup(base):
@@ -53,11 +53,19 @@ def test_results_independent_of_workers_and_in_unit_order():
     assert run_units(_draw, units[:1], workers=8, setup=_setup, setup_args=(0,)).workers == 1  # one per unit
 
 
+def _exit_on_1(context, unit):
+    if unit == 1:
+        os._exit(3)  # the worker dies (killed, out of memory, ...)
+    return unit
+
+
 def test_errors_reach_the_caller():
     with pytest.raises(ValueError, match="unit 3 failed"):
         run_units(_fail_on_3, [(0, i) for i in range(5)], workers=2)
     with pytest.raises(BgaiError, match="bad base -1"):  # a worker's setup error, raised by its first unit
         run_units(_draw, [(0, 0), (0, 1)], workers=2, setup=_setup, setup_args=(-1,))
+    with pytest.raises(WorkerDied, match=r"ended unexpectedly \(exit code 3\)"):  # reported, never waited for
+        run_units(_exit_on_1, [0, 1, 2, 3], workers=2)
     with pytest.raises(BgaiError, match="workers must be >= 1"):
         run_units(_draw, [(0, 0)], workers=0)
     with pytest.raises(BgaiError, match="unknown parallel backend 'ray'; known: local"):
@@ -101,6 +109,30 @@ def test_interruption_returns_the_finished_units():
     assert run.interrupted == "SIGTERM" and run.results == {0: 0} and run.ordered() == [0]
     assert signal.getsignal(signal.SIGTERM) is handler  # restored
     assert UnitRun(results={1: "b", 0: "a"}, total=3).ordered() == ["a", "b"]
+
+
+def test_a_callers_own_signal_handlers_are_kept():
+    # the trainer turns SIGINT/SIGTERM into a flag checked between steps: its evaluations must not swallow them
+    flags = []
+    old = signal.signal(signal.SIGINT, lambda signum, frame: flags.append(signum))
+    try:
+        def ctrl_c_at_1(context, unit):
+            if unit == 1:
+                os.kill(os.getpid(), signal.SIGINT)
+            return unit
+
+        run = run_units(ctrl_c_at_1, list(range(3)))
+        assert flags == [signal.SIGINT] and run.complete and run.interrupted is None
+
+        def raise_at_1(context, unit):  # the handler's "stop now": propagates
+            if unit == 1:
+                raise KeyboardInterrupt
+            return unit
+
+        with pytest.raises(KeyboardInterrupt):
+            run_units(raise_at_1, list(range(3)))
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def test_unit_size_rule():

@@ -8,17 +8,20 @@ results are the same for any number of workers, any order of completion and any 
 must be module-level functions (they are sent to the workers by reference).
 
 Backends (``backend=``): ``'local'`` (the default): ``workers == 1`` runs the units one after the other in this
-process (with ``context`` if given, else ``setup(*setup_args)``); ``workers > 1`` runs them in a pool of
-``spawn``-started processes, each running ``setup`` once and then units as they come (``imap_unordered``), with
-torch and BLAS limited to one thread (:func:`bgai.util.threads.limit_threads`).  Other backends (a Ray cluster:
+process (with ``context`` if given, else ``setup(*setup_args)``); ``workers > 1`` runs them in ``spawn``-started
+worker processes, each running ``setup`` once (then torch and BLAS limited to one thread,
+:func:`bgai.util.threads.limit_threads`) and then one unit at a time as the parent hands them out over a pipe.  A
+worker that dies (killed, out of memory) is reported as :class:`WorkerDied`, never waited for.  Other backends (a Ray cluster:
 one actor per worker holding the context, a task per unit) plug in behind the same :func:`run_units` call by
 registering a function with :func:`register_backend`.
 
-Interruption.  Ctrl-C (SIGINT, sent by a terminal to the whole process group) and SIGTERM (sent to this process)
-stop a run in the main thread cleanly: the units not finished are dropped, the worker processes are stopped and
-joined, and :func:`run_units` returns the units that did finish, with :attr:`UnitRun.interrupted` naming the
-signal.  Workers ignore SIGINT (their parent decides) and die on SIGTERM (which is how the pool stops them), so
-neither a traceback nor a ``leaked semaphore`` warning is printed.
+Interruption.  Ctrl-C (SIGINT, sent by a terminal to the whole process group) and SIGTERM (sent to this process
+or its group) stop a run in the main thread cleanly: the units not finished are dropped, the worker processes are
+stopped and joined, and :func:`run_units` returns the units that did finish, with :attr:`UnitRun.interrupted`
+naming the signal.  Workers ignore SIGINT (their parent decides) and die on SIGTERM (which is how they are
+stopped); parent and workers share no semaphores, so neither a traceback nor a ``leaked semaphore`` warning is
+printed.  A caller with its own SIGINT/SIGTERM handlers (the trainer's stop flag) keeps them: the run then goes
+on through the signal, and a KeyboardInterrupt its handler raises propagates (after the workers are stopped).
 """
 
 from __future__ import annotations
@@ -27,14 +30,17 @@ import math
 import multiprocessing as mp
 import signal
 import threading
+import time
+import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from multiprocessing import connection as mp_connection
 from typing import Any, Callable, Iterator, Sequence
 
 from bgai.errors import BgaiError
 from bgai.util.threads import limit_threads
 
-__all__ = ["UnitRun", "run_units", "unit_size", "register_backend", "BACKENDS"]
+__all__ = ["UnitRun", "WorkerDied", "run_units", "unit_size", "register_backend", "BACKENDS"]
 
 Fn = Callable[[Any, Any], Any]
 OnResult = Callable[[int, Any], None]
@@ -102,17 +108,162 @@ def _raise_stop(signum, frame) -> None:
 
 
 @contextmanager
-def _stop_on_signals() -> Iterator[None]:
-    """SIGINT and SIGTERM raise :class:`_Stop` in the main thread while the block runs (a no-op elsewhere)."""
+def _stop_on_signals() -> Iterator[set[int]]:
+    """SIGINT and SIGTERM raise :class:`_Stop` in the main thread while the block runs, where they are at their
+    defaults (Python's KeyboardInterrupt, termination).  A caller that handles them itself (the trainer turns
+    them into a flag checked between steps) keeps its handlers.  Yields the signals taken over."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield set()
         return
-    old = {s: signal.signal(s, _raise_stop) for s in _STOP_SIGNALS}
+    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    old = {s: signal.signal(s, _raise_stop) for s, d in defaults.items() if signal.getsignal(s) is d}
     try:
-        yield
+        yield set(old)
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
+
+
+@contextmanager
+def _signals_held() -> Iterator[list[int]]:
+    """While worker processes start: SIGINT ignored (an ignored signal stays ignored across exec, and Python keeps
+    it so: the workers ignore Ctrl-C, which the parent handles) and SIGTERM held back (a handler is reset by exec:
+    the workers die on SIGTERM, as :meth:`Process.terminate` needs); the held signals are listed for the caller.
+    A no-op outside the main thread."""
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    old_term = signal.signal(signal.SIGTERM, lambda signum, frame: held.append(signum))
+    try:
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+        signal.signal(signal.SIGTERM, old_term)
+
+
+# --- the local backend -----------------------------------------------------------------------------------------
+
+
+class WorkerDied(BgaiError):
+    """A worker process ended while running a unit (killed, out of memory, a crash in native code)."""
+
+
+def _worker_main(conn, setup, setup_args) -> None:
+    """Body of a worker process: build the context once, then run ``(fn, unit)`` jobs from ``conn`` until
+    ``None`` or the parent is gone, answering ``('ok', result)`` or ``('error', exception)``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    context, error = None, None
+    try:
+        context = setup(*setup_args) if setup is not None else None
+        limit_threads(1)  # after the context is built, so that the libraries it loaded are limited too
+    except BaseException as exc:  # noqa: BLE001 - sent to the parent with the first unit
+        error = exc
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        try:
+            if error is not None:
+                raise error
+            fn, unit = job
+            reply = ("ok", fn(context, unit))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the parent
+            reply = ("error", exc)
+        try:
+            conn.send(reply)
+        except (BrokenPipeError, OSError):
+            return
+        except Exception:  # an unpicklable result or exception
+            conn.send(("error", RuntimeError(f"work unit failed:\n{traceback.format_exc()}")))
+
+
+class _Workers:
+    """``n`` spawn-started worker processes, each with a pipe; :meth:`run` hands out the units one at a time."""
+
+    def __init__(self, n: int, setup, setup_args) -> None:
+        ctx = mp.get_context("spawn")
+        self.procs, self.conns = [], []
+        with _signals_held() as held:
+            for w in range(n):
+                parent, child = ctx.Pipe()
+                proc = ctx.Process(target=_worker_main, args=(child, setup, setup_args), daemon=True,
+                                   name=f"bgai-unit-worker-{w}")
+                proc.start()
+                child.close()
+                self.procs.append(proc)
+                self.conns.append(parent)
+        if held:
+            self.stop(kill=True)
+            raise _Stop(held[0])
+
+    def run(self, fn: Fn, units: Sequence, collect: OnResult) -> None:
+        todo = list(range(len(units)))[::-1]
+        busy: dict[Any, tuple[int, int]] = {}  # conn -> (worker, unit index)
+        for w, conn in enumerate(self.conns):
+            if todo:
+                i = todo.pop()
+                conn.send((fn, units[i]))
+                busy[conn] = (w, i)
+        while busy:
+            for conn in mp_connection.wait(list(busy)):
+                w, i = busy.pop(conn)
+                status, payload = self.receive(w)
+                if status == "error":
+                    raise payload
+                collect(i, payload)
+                if todo:
+                    j = todo.pop()
+                    conn.send((fn, units[j]))
+                    busy[conn] = (w, j)
+
+    def receive(self, w: int):
+        try:
+            return self.conns[w].recv()
+        except (EOFError, OSError):
+            self.procs[w].join(timeout=5.0)
+            if self.procs[w].exitcode in (-signal.SIGTERM, -signal.SIGINT):
+                time.sleep(0.5)  # a signal sent to the whole group: let this process's handler stop the run
+            raise WorkerDied(f"work-unit worker {w} ended unexpectedly (exit code {self.procs[w].exitcode})") from None
+
+    def stop(self, kill: bool) -> None:
+        """End the workers: ask them to (``kill`` False) or terminate them (SIGTERM), then join; never hangs."""
+        for proc, conn in zip(self.procs, self.conns):
+            if not kill and proc.is_alive():
+                try:
+                    conn.send(None)
+                except (BrokenPipeError, OSError):
+                    pass
+        for proc in self.procs:
+            if kill and proc.is_alive():
+                proc.terminate()
+            proc.join(timeout=10.0)
+            if proc.is_alive():  # pragma: no cover - a worker stuck in native code
+                proc.kill()
+                proc.join()
+        for conn in self.conns:
+            conn.close()
+
+
+def _run_local(fn: Fn, units: Sequence, run: UnitRun, collect: OnResult, *, setup, setup_args, context) -> None:
+    if run.workers == 1:
+        if context is None and setup is not None:
+            context = setup(*setup_args)
+        for i, unit in enumerate(units):
+            collect(i, fn(context, unit))
+        return
+    workers = _Workers(run.workers, setup, setup_args)
+    try:
+        workers.run(fn, units, collect)
+    except BaseException:
+        with _signals_ignored(*_STOP_SIGNALS):  # a second Ctrl-C must not break the shutdown
+            workers.stop(kill=True)
+        raise
+    workers.stop(kill=False)
 
 
 @contextmanager
@@ -127,77 +278,6 @@ def _signals_ignored(*signums: int) -> Iterator[None]:
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
-
-
-# --- the local backend -----------------------------------------------------------------------------------------
-
-_CONTEXT: Any = None
-_SETUP_ERROR: BaseException | None = None
-
-
-def _worker_setup(setup, setup_args) -> None:
-    """Pool initializer: ignore SIGINT, build the worker's context once, then one thread for torch/BLAS.
-
-    An error is kept and raised by the first unit (an initializer that raises makes the pool restart the worker
-    for ever).
-    """
-    global _CONTEXT, _SETUP_ERROR
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        _CONTEXT = setup(*setup_args) if setup is not None else None
-        # after the context is built, so that the libraries it loaded are limited too
-        limit_threads(1)
-    except BaseException as exc:  # noqa: BLE001 - re-raised by _worker_unit
-        _SETUP_ERROR = exc
-
-
-def _worker_unit(job):
-    fn, index, unit = job
-    if _SETUP_ERROR is not None:
-        raise _SETUP_ERROR
-    return index, fn(_CONTEXT, unit)
-
-
-def _start_pool(workers: int, setup, setup_args):
-    """A ``spawn`` pool whose workers start with SIGINT ignored (an ignored signal stays ignored across exec, and
-    Python keeps it so) and SIGTERM at its default (a handler is reset by exec): a SIGTERM that comes while the
-    pool starts is held back and raised (:class:`_Stop`) once it has started, so the pool is never half-built."""
-    ctx = mp.get_context("spawn")
-    if threading.current_thread() is not threading.main_thread():
-        return ctx.Pool(workers, initializer=_worker_setup, initargs=(setup, setup_args))
-    held: list[int] = []
-    old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    old_term = signal.signal(signal.SIGTERM, lambda signum, frame: held.append(signum))
-    try:
-        pool = ctx.Pool(workers, initializer=_worker_setup, initargs=(setup, setup_args))
-    finally:
-        signal.signal(signal.SIGINT, old_int)
-        signal.signal(signal.SIGTERM, old_term)
-    if held:
-        pool.terminate()
-        pool.join()
-        raise _Stop(held[0])
-    return pool
-
-
-def _run_local(fn: Fn, units: Sequence, run: UnitRun, collect: OnResult, *, setup, setup_args, context) -> None:
-    if run.workers == 1:
-        if context is None and setup is not None:
-            context = setup(*setup_args)
-        for i, unit in enumerate(units):
-            collect(i, fn(context, unit))
-        return
-    pool = _start_pool(run.workers, setup, setup_args)
-    try:
-        for i, result in pool.imap_unordered(_worker_unit, [(fn, i, u) for i, u in enumerate(units)]):
-            collect(i, result)
-        pool.close()
-    except BaseException:
-        with _signals_ignored(*_STOP_SIGNALS):  # a second Ctrl-C must not break the shutdown
-            pool.terminate()
-            pool.join()
-        raise
-    pool.join()
 
 
 #: Backends by name: ``run(fn, units, run, collect, *, setup, setup_args, context)`` fills ``run`` through
@@ -243,6 +323,8 @@ def run_units(
 
     Raises:
         BgaiError: ``workers`` < 1 or an unknown backend.
+        WorkerDied: a worker process ended while running a unit.
+        KeyboardInterrupt: raised by the caller's own signal handler (see the module docstring).
         Exception: whatever ``fn`` or ``setup`` raised (the workers are stopped first).
     """
     if workers < 1:
@@ -258,11 +340,13 @@ def run_units(
         if progress is not None:
             progress(len(run.results), run.total)
 
-    try:
-        with _stop_on_signals():
+    with _stop_on_signals() as ours:
+        try:
             BACKENDS[backend](fn, units, run, collect, setup=setup, setup_args=setup_args, context=context)
-    except _Stop as stop:
-        run.interrupted = signal.Signals(stop.signum).name
-    except KeyboardInterrupt:  # outside the main thread's handlers, or raised by fn itself
-        run.interrupted = "SIGINT"
+        except _Stop as stop:
+            run.interrupted = signal.Signals(stop.signum).name
+        except KeyboardInterrupt:
+            if signal.SIGINT not in ours:  # the caller's own handler raised it: the caller decides
+                raise
+            run.interrupted = "SIGINT"
     return run
