@@ -28,7 +28,7 @@ import os
 import numpy as np
 import torch
 
-from bgai.agents.base import ProbabilityAgent, best_per_input, finished_or_evaluate
+from bgai.agents.base import Capabilities, ProbabilityAgent, best_per_input, finished_or_evaluate
 from bgai.core.board import as_batch, flip
 from bgai.core.equity import cubeless_equity, swap_perspective
 from bgai.core.movegen import afterstates
@@ -105,6 +105,22 @@ class NeuralAgent(ProbabilityAgent):
         net, encoder, _ = load_net(path)
         name = kwargs.pop("name", None) or f"{os.path.basename(os.fspath(path))}:ply={ply}"
         return cls(net, encoder, ply=ply, name=name, **kwargs)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Probabilities, play values and cube decisions, evaluated at this agent's ``ply``."""
+        return Capabilities(play_scores=True, probabilities=True, cube=True, ply=self.ply)
+
+    def at_ply(self, ply: int) -> "NeuralAgent":
+        """The same network evaluating at ``ply`` (0, 1 or 2); ``self`` when that is its own ply.
+
+        Raises:
+            AgentSpecError: ``ply`` not 0, 1 or 2.
+        """
+        if ply == self.ply:
+            return self
+        return NeuralAgent(self.net, self.encoder, ply=ply, prune_keep=self.prune_keep,
+                           prune_margin=self.prune_margin, name=f"{self.name.rsplit(':ply=', 1)[0]}:ply={ply}")
 
     def __getstate__(self):  # picklable for evaluation worker processes
         state = self.__dict__.copy()

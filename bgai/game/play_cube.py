@@ -24,7 +24,6 @@ from bgai.game.policies import (
     CubePolicy,
     JanowskiCubePolicy,
     NeverDoubleAlwaysTake,
-    agent_cube_decision,
     cube_policy_for,
 )
 
@@ -33,7 +32,6 @@ __all__ = [
     "JanowskiCubePolicy",
     "NeverDoubleAlwaysTake",
     "cube_policy_for",
-    "agent_cube_decision",
     "CubefulResults",
     "play_cubeful",
 ]

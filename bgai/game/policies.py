@@ -1,6 +1,6 @@
 """Cube policies: how a player in :func:`bgai.game.play.play` handles the doubling cube, batched.
 
-Agents with probabilities (:class:`~bgai.agents.base.ProbabilityAgent`: gnubg, neural nets) use
+Agents that can judge the cube (``agent.capabilities.cube``: agents with probabilities, gnubg, neural nets) use
 :class:`JanowskiCubePolicy`, i.e. :mod:`bgai.game.cube` on their own cubeless probabilities (GNU Backgammon's 0-ply
 cube logic).  Agents without probabilities (pubeval, heuristics, random) use :class:`NeverDoubleAlwaysTake`: they
 never double and always take.  This is the simplest policy that needs no equity estimate and never ends a game
@@ -17,10 +17,9 @@ from typing import Sequence
 import numpy as np
 
 from bgai.agents.base import Agent, ProbabilityAgent
-from bgai.core.board import as_batch
-from bgai.game.cube import CubeState, analyse_cube, cube_decision, cube_efficiency
+from bgai.game.cube import CubeState, analyse_cube, cube_efficiency
 
-__all__ = ["CubePolicy", "JanowskiCubePolicy", "NeverDoubleAlwaysTake", "cube_policy_for", "agent_cube_decision"]
+__all__ = ["CubePolicy", "JanowskiCubePolicy", "NeverDoubleAlwaysTake", "cube_policy_for"]
 
 
 class CubePolicy(ABC):
@@ -90,28 +89,9 @@ class JanowskiCubePolicy(CubePolicy):
         return self._analyse(boards, states, "take")
 
 
-def agent_cube_decision(agent: Agent, board: np.ndarray, state: CubeState):
-    """The cube decision of one position for the side on roll, by an agent with probabilities.
-
-    Args:
-        agent: a :class:`~bgai.agents.base.ProbabilityAgent`.
-        board: ``(2, 25)`` position, side on roll in row 0, before the roll.
-        state: the cube from the side on roll's view.
-
-    Returns:
-        :class:`bgai.game.cube.CubeDecision`, or None when the agent has no probabilities (its policy is then
-        :class:`NeverDoubleAlwaysTake`).
-    """
-
-    if not isinstance(agent, ProbabilityAgent):
-        return None
-    b = as_batch(board)
-    probs = agent.probabilities(b)[0]
-    return cube_decision(probs, state, float(cube_efficiency(b)[0]))
-
-
 def cube_policy_for(agent: Agent) -> CubePolicy:
-    """:class:`JanowskiCubePolicy` for agents with probabilities, :class:`NeverDoubleAlwaysTake` otherwise."""
-    if isinstance(agent, ProbabilityAgent):
+    """:class:`JanowskiCubePolicy` for agents that can judge the cube (``agent.capabilities.cube``: agents with
+    probabilities), :class:`NeverDoubleAlwaysTake` otherwise."""
+    if agent.capabilities.cube:
         return JanowskiCubePolicy(agent)
     return NeverDoubleAlwaysTake()
