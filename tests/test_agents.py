@@ -229,3 +229,49 @@ def test_best_per_input_is_first_maximum_of_each_group(groups):
     starts = np.concatenate(([0], np.cumsum([len(g) for g in groups])[:-1]))
     expected = [int(s + int(np.argmax(g))) for s, g in zip(starts, groups)]  # argmax: first maximum
     assert best_per_input(scores, src, len(groups)).tolist() == expected
+
+
+# --- finished_or_evaluate (the one finished-position override of probability agents) ------------------------------
+
+
+def test_finished_or_evaluate_values_finished_games_exactly_and_evaluates_only_the_rest():
+    from bgai.agents.base import finished_or_evaluate
+    from bgai.core.board import flip, result_kind, starting_board
+
+    live = starting_board()
+    lost_single = np.zeros((2, 25), dtype=np.int8)
+    lost_single[0, 0] = 1  # the opponent (row 1) bore off all 15; the side on roll has borne off 14
+    gammoned = np.zeros((2, 25), dtype=np.int8)
+    gammoned[0, 5] = 15  # ... has borne off none: a gammon
+    backgammoned = gammoned.copy()
+    backgammoned[0, 5], backgammoned[0, 24] = 14, 1  # ... and a checker on the bar: a backgammon
+    won = flip(gammoned)  # the side on roll has borne off all 15 and its opponent none: a gammon win
+    boards = np.stack([live, lost_single, gammoned, backgammoned, won, live])
+    seen = []
+
+    def evaluate(b):
+        seen.append(b.copy())
+        return np.full((len(b), 5), 0.25, dtype=np.float32)
+
+    out = finished_or_evaluate(boards, evaluate)
+    assert out.dtype == np.float64 and out.shape == (6, 5)
+    assert len(seen) == 1 and len(seen[0]) == 2 and (seen[0] == live).all()  # one call, the live boards only
+    np.testing.assert_array_equal(out[[0, 5]], 0.25)
+    assert result_kind(np.stack([flip(lost_single), flip(gammoned), flip(backgammoned)]))[1].tolist() == [1, 2, 3]
+    np.testing.assert_array_equal(out[1:5], [[0, 0, 0, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 1, 1], [1, 1, 0, 0, 0]])
+    # no finished game: the evaluator gets the boards themselves; none live: it is not called
+    assert finished_or_evaluate(boards[[0, 5]], lambda b: np.zeros((len(b), 5))).sum() == 0
+    seen.clear()
+    finished_or_evaluate(boards[1:5], evaluate)
+    assert not seen and finished_or_evaluate(boards[:0], evaluate).shape == (0, 5)
+
+
+def test_one_group_argmax_and_one_override_are_shared():
+    import bgai.agents.base as base
+    import bgai.agents.neural as neural
+    import bgai.agents.numpy_bot as numpy_bot
+    import bgai.train.selfplay as selfplay
+
+    assert not hasattr(neural, "group_argmax") and neural.best_per_input is base.best_per_input
+    assert selfplay.group_argmax is base.best_per_input
+    assert numpy_bot.finished_or_evaluate is neural.finished_or_evaluate is base.finished_or_evaluate

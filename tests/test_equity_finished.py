@@ -73,10 +73,14 @@ def test_random_finished_boards_match_result_kind_and_one_copy_serves_all():
     np.testing.assert_array_equal(probs[:, 4], (points >= 3).astype(float))
     assert 0 < over.sum() < len(boards) and probs[:, 3].sum() > 0 and probs[:, 4].sum() > 0
 
+    import bgai.agents.base as base
+    import bgai.agents.gnubg as gnubg
     import bgai.agents.neural as neural
     import bgai.agents.numpy_bot as infer
     import bgai.train.selfplay as td
 
-    assert neural.finished_probabilities is finished_probabilities
+    # the agents override their evaluator's output with base.finished_or_evaluate, which uses this function
+    assert base.finished_probabilities is finished_probabilities
+    assert neural.finished_or_evaluate is base.finished_or_evaluate is gnubg.finished_or_evaluate
     assert td.finished_probabilities is finished_probabilities
-    assert infer.finished_probabilities is finished_probabilities and not hasattr(infer, "_finished")
+    assert infer.finished_or_evaluate is base.finished_or_evaluate and not hasattr(infer, "_finished")

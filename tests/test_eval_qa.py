@@ -85,8 +85,8 @@ def test_play_match_zero_is_an_error(capsys):
 def test_eval_reports_workers_used(capsys):
     code, out, err = run(capsys, "eval", "pubeval", "racer", "--games", "20", "--workers", "2", "--no-progress")
     assert code == 0
-    assert "1 worker(s) for 1 work unit(s) of up to 1000 games" in out
-    assert "--workers 2: 20 in 1 work unit(s) of up to 1000, so 1 worker(s) used" in err
+    assert "1 worker(s) for 1 work unit(s) of up to 20 games" in out
+    assert "--workers 2: 20 in 1 work unit(s) of up to 20, so 1 worker(s) used" in err
 
 
 # --- 10. labels and widths --------------------------------------------------------------------------------------

@@ -5,8 +5,9 @@ import pytest
 import torch
 
 from bgai.agents.base import best_per_input
-from bgai.agents.neural import ROLL_WEIGHTS, ROLLS, NeuralAgent, _prune, finished_probabilities, group_argmax
+from bgai.agents.neural import ROLL_WEIGHTS, ROLLS, NeuralAgent, _prune
 from bgai.core.board import flip, starting_board
+from bgai.core.equity import finished_probabilities
 from bgai.core.movegen import afterstates
 from bgai.errors import AgentSpecError, CheckpointError
 from bgai.model.bundle import build_checkpoint, save_checkpoint
@@ -109,19 +110,24 @@ def test_finished_positions_are_exact(ckpt_path):
         np.testing.assert_array_equal(NeuralAgent.load(ckpt_path, ply=ply).probabilities(b), exact)
 
 
+def _first_max_per_group(scores, src, n):
+    """Reference group argmax, one group at a time: the first index of each group's maximum."""
+    return np.array([np.flatnonzero(src == g)[np.argmax(scores[src == g])] for g in range(n)])
+
+
 def test_group_argmax_and_prune():
     rng = np.random.default_rng(0)
     src = np.sort(rng.integers(0, 30, 400))
     src = np.concatenate([np.arange(30), src])
     src.sort()
     scores = rng.integers(0, 5, src.size).astype(float)  # many ties
-    np.testing.assert_array_equal(group_argmax(scores, src, 30), best_per_input(scores, src, 30))
+    np.testing.assert_array_equal(best_per_input(scores, src, 30), _first_max_per_group(scores, src, 30))
     keep = _prune(scores, src, 30, keep=3, margin=1.5)
     for g in range(30):
         k = keep[src[keep] == g]
         assert 1 <= len(k) <= 3
         assert scores[k].min() >= scores[src == g].max() - 1.5
-        assert scores[group_argmax(scores, src, 30)[g]] in scores[k]
+        assert scores[best_per_input(scores, src, 30)[g]] in scores[k]
 
 
 def test_bad_specs(tmp_path, ckpt_path):

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bgai.agents.base import ProbabilityAgent
-from bgai.core.board import as_batch, result_kind
+from bgai.agents.base import ProbabilityAgent, finished_or_evaluate
+from bgai.core.board import as_batch
 from bgai.errors import AgentSpecError
 
 
@@ -62,35 +62,22 @@ class GnubgAgent(ProbabilityAgent):
     """
 
     name = "gnubg"
+    #: gnubg-nn evaluates one position per call: batches gain little beyond a few dozen games (about 115 games/s
+    #: against pubeval in batches of 64, 137 in batches of 256).
+    batch_games = 64
 
     def __init__(self) -> None:
         self._g = import_gnubg_nn()
 
     def probabilities(self, boards: np.ndarray) -> np.ndarray:
         """``(N, 5)`` float64 gnubg 0-ply probabilities for the side on roll of each ``(N, 2, 25)`` board."""
-        b = as_batch(boards)
-        n = b.shape[0]
-        out = np.zeros((n, 5), dtype=np.float64)
-        if n == 0:
-            return out
-        left = b.sum(axis=2, dtype=np.int16)
-        over = (left == 0).any(axis=1)
-        if over.any():
-            winner, points = result_kind(b[over])
-            rows = np.zeros((int(over.sum()), 5))
-            won = winner == 0
-            rows[:, 0] = won
-            rows[:, 1] = won & (points >= 2)
-            rows[:, 2] = won & (points >= 3)
-            rows[:, 3] = ~won & (points >= 2)
-            rows[:, 4] = ~won & (points >= 3)
-            out[over] = rows
-        live = np.flatnonzero(~over)
-        if live.size:
-            uniq, inverse = np.unique(b[live].reshape(live.size, -1), axis=0, return_inverse=True)
-            probs = np.empty((uniq.shape[0], 5), dtype=np.float64)
-            evaluate = self._g.probabilities
-            for i, flat in enumerate(uniq.reshape(-1, 2, 25).tolist()):
-                probs[i] = evaluate([flat[1], flat[0]], 0)
-            out[live] = probs[inverse.reshape(-1)]
-        return out
+        return finished_or_evaluate(as_batch(boards), self._evaluate)
+
+    def _evaluate(self, boards: np.ndarray) -> np.ndarray:
+        """gnubg 0-ply probabilities ``(N, 5)`` of unfinished positions, one gnubg call per distinct position."""
+        uniq, inverse = np.unique(boards.reshape(boards.shape[0], -1), axis=0, return_inverse=True)
+        probs = np.empty((uniq.shape[0], 5), dtype=np.float64)
+        evaluate = self._g.probabilities
+        for i, flat in enumerate(uniq.reshape(-1, 2, 25).tolist()):
+            probs[i] = evaluate([flat[1], flat[0]], 0)
+        return probs[inverse.reshape(-1)]

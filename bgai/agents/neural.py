@@ -28,9 +28,9 @@ import os
 import numpy as np
 import torch
 
-from bgai.agents.base import Capabilities, ProbabilityAgent
+from bgai.agents.base import Capabilities, ProbabilityAgent, best_per_input, finished_or_evaluate
 from bgai.core.board import as_batch, flip
-from bgai.core.equity import cubeless_equity, finished_probabilities, swap_perspective
+from bgai.core.equity import cubeless_equity, swap_perspective
 from bgai.core.movegen import afterstates
 from bgai.errors import AgentSpecError
 from bgai.model.bundle import load_net
@@ -88,6 +88,7 @@ class NeuralAgent(ProbabilityAgent):
         self.prune_keep = int(prune_keep)
         self.prune_margin = float(prune_margin)
         self.name = name or f"neural-{ply}ply"
+        self.batch_games = 500 if ply == 0 else 2 * SEARCH_CHUNK  # a search fills its batches (Agent.batch_games)
         self._fast = FastForward(net)
 
     @classmethod
@@ -133,41 +134,33 @@ class NeuralAgent(ProbabilityAgent):
     # -- evaluation --
     def _net(self, boards: np.ndarray) -> np.ndarray:
         """0-ply probabilities ``(N, 5)`` float64, exact for finished games."""
-        out = np.empty((boards.shape[0], 5), dtype=np.float64)
-        if boards.shape[0] == 0:
-            return out
-        over, exact = finished_probabilities(boards)
-        live = ~over
-        if live.any():
-            b = boards[live] if not live.all() else boards
-            with torch.inference_mode():
-                out[live] = self._fast(self.encoder(b))
-        out[over] = exact
-        return out
+        return finished_or_evaluate(boards, self._forward)
+
+    def _forward(self, boards: np.ndarray) -> np.ndarray:
+        """The network's output ``(N, 5)`` for ``(N, 2, 25)`` positions of unfinished games."""
+        with torch.inference_mode():
+            return self._fast(self.encoder(boards))
 
     def _expect(self, boards: np.ndarray, depth: int) -> np.ndarray:
         """``E_depth`` probabilities ``(N, 5)`` for the side on roll (see the module docstring)."""
         if depth == 0 or boards.shape[0] == 0:
             return self._net(boards)
+        return finished_or_evaluate(boards, lambda live: self._search(live, depth))
 
+    def _search(self, boards: np.ndarray, depth: int) -> np.ndarray:
+        """``E_depth`` (``depth >= 1``) of ``(N, 2, 25)`` positions of unfinished games: the 21 rolls, each
+        replied to at 0-ply, valued at ``depth - 1``."""
         n = boards.shape[0]
-        over, exact = finished_probabilities(boards)
-        out = np.empty((n, 5), dtype=np.float64)
-        out[over] = exact
-        live = np.flatnonzero(~over)
-        if live.size == 0:
-            return out
-        rep = np.repeat(boards[live], 21, axis=0)
-        dice = np.tile(ROLLS, (live.size, 1))
+        rep = np.repeat(boards, 21, axis=0)
+        dice = np.tile(ROLLS, (n, 1))
         after, src = afterstates(rep, dice, validate=False)
         nxt = flip(after)
         p0 = self._net(nxt)  # opponent on roll: 0-ply, used to pick the reply
-        best = group_argmax(-cubeless_equity(p0), src, rep.shape[0])
+        best = best_per_input(-cubeless_equity(p0), src, rep.shape[0])
         chosen = nxt[best]
         v = p0[best] if depth == 1 else self._expect(chosen, depth - 1)
-        mover = swap_perspective(v).reshape(live.size, 21, 5)
-        out[live] = np.einsum("nrk,r->nk", mover, ROLL_WEIGHTS)
-        return out
+        mover = swap_perspective(v).reshape(n, 21, 5)
+        return np.einsum("nrk,r->nk", mover, ROLL_WEIGHTS)
 
     def probabilities(self, boards: np.ndarray) -> np.ndarray:
         """``ply``-level probabilities ``(N, 5)`` float64 for the side on roll (module docstring)."""
@@ -187,33 +180,11 @@ class NeuralAgent(ProbabilityAgent):
         nxt = flip(after)
         eq0 = -cubeless_equity(self._net(nxt))  # mover's equity at 0-ply
         if self.ply == 0:
-            return after[_group_argmax(eq0, src, n)]
+            return after[best_per_input(eq0, src, n)]
         keep = _prune(eq0, src, n, self.prune_keep, self.prune_margin)
         eq = np.full(after.shape[0], -np.inf)
         eq[keep] = -cubeless_equity(self._expect(nxt[keep], self.ply))
-        return after[_group_argmax(eq, src, n)]
-
-
-def group_argmax(scores: np.ndarray, src: np.ndarray, n: int) -> np.ndarray:
-    """First index of the maximum score within each group of a sorted ``src`` (every ``0..n-1`` present).
-
-    Same answer as :func:`bgai.agents.base.best_per_input`, in O(M) without a sort.
-
-    Args:
-        scores: ``(M,)`` float.
-        src: ``(M,)`` int, non-decreasing group of each score.
-        n: number of groups.
-
-    Returns:
-        ``(n,)`` int64 indices into ``scores``.
-    """
-    starts = np.searchsorted(src, np.arange(n), side="left")
-    gmax = np.maximum.reduceat(scores, starts)
-    is_max = np.flatnonzero(scores >= gmax[src])
-    return is_max[np.searchsorted(src[is_max], np.arange(n), side="left")]
-
-
-_group_argmax = group_argmax
+        return after[best_per_input(eq, src, n)]
 
 
 def _prune(eq: np.ndarray, src: np.ndarray, n: int, keep: int, margin: float) -> np.ndarray:

@@ -15,7 +15,7 @@ Usage::
 The weights come from the ``.npz`` file :mod:`bgai.model.export` writes beside the ``.onnx`` (``W0, b0, ...`` and a
 JSON ``meta`` string with the encoding and output order).  The network is evaluated in float32 exactly like
 :class:`bgai.model.nets.ValueNet` (``x @ W.T + b``, sigmoid or ReLU hidden units, sigmoid outputs); finished games are
-valued exactly (:func:`bgai.core.equity.finished_probabilities`), as :class:`bgai.agents.neural.NeuralAgent` does, so
+valued exactly (:func:`bgai.agents.base.finished_or_evaluate`), as :class:`bgai.agents.neural.NeuralAgent` does, so
 both choose the same plays at 0-ply.
 """
 
@@ -26,9 +26,9 @@ import os
 
 import numpy as np
 
-from bgai.agents.base import ProbabilityAgent
+from bgai.agents.base import ProbabilityAgent, finished_or_evaluate
 from bgai.core.board import as_batch
-from bgai.core.equity import OUTPUTS, finished_probabilities
+from bgai.core.equity import OUTPUTS
 from bgai.core.movegen import legal_plays
 from bgai.errors import CheckpointError
 from bgai.model.features import check_encoding
@@ -168,16 +168,7 @@ class NumpyAgent(ProbabilityAgent):
 
     def probabilities(self, boards: np.ndarray) -> np.ndarray:
         """``(N, 5)`` float64 probabilities for the side on roll (exact for finished games)."""
-        b = as_batch(boards)
-        out = np.empty((b.shape[0], 5), dtype=np.float64)
-        if b.shape[0] == 0:
-            return out
-        over, exact = finished_probabilities(b)
-        live = ~over
-        if live.any():
-            out[live] = self.model(self.encoder(b[live]))
-        out[over] = exact
-        return out
+        return finished_or_evaluate(as_batch(boards), lambda live: self.model(self.encoder(live)))
 
     def best_play(self, board: np.ndarray, dice: tuple[int, int]):
         """The chosen :class:`bgai.core.movegen.Play` for one position (``None`` when no play is legal)."""

@@ -3,8 +3,12 @@
 With ``--cube`` the games are cubeful money games; with ``--match N --matches M`` N-point matches
 (:mod:`bgai.game.play_cube`).  ``--no-jacoby`` and ``--cube-limit`` change cubeful money play only: without ``--cube``
 they are an error (they do not imply it).  ``--json``'s target is checked before any game is played.  Work units
-(1000 games; 200 with the cube) are never split, so a small series uses fewer workers than asked (said on stderr
-and in the report) and the results never depend on ``--workers``.
+(about 16 of them, sized from the number of games and the agents, never from ``--workers``:
+:func:`bgai.evaluate.series.series_unit_size`) are never split, so a small series uses fewer workers than asked
+(said on stderr and in the report) and the results never depend on ``--workers``.
+
+Ctrl-C or SIGTERM stops a series cleanly: the games of the finished work units (whole duplicate pairs) are
+reported as a partial result, marked in the table and in the JSON (``"partial": true``), exit status 130.
 """
 
 from __future__ import annotations
@@ -47,9 +51,10 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=seed_type, default=0, help="series seed 0..2**63-1 (default 0)")
     p.add_argument(
         "--workers", type=_positive_int, default=1,
-        help="processes to play in (default 1).  Games are cut into work units of 1000 games (200 games or "
-        "matches with --cube/--match) that are never split, so that results do not depend on the number of "
-        "workers: at most one worker per unit is used, and the report says how many",
+        help="processes to play in (default 1).  Games are cut into about 16 work units, sized from the number of "
+        "games and the agents (at least 500 games for fast bots, 64 for gnubg or a 1-ply search; at most 1000, "
+        "200 with --cube/--match), never split, so that results do not depend on the number of workers: at most "
+        "one worker per unit is used, and the report says how many",
     )
     p.add_argument("--json", metavar="FILE",
                    help="also write the report as JSON to FILE (atomically; checked before any game is played)")
@@ -72,7 +77,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Run the series and print the report; returns the exit status."""
-    from bgai.evaluate.series import CHUNK_GAMES, evaluate
+    from bgai.evaluate.series import evaluate
 
     if args.json:
         check_json_target(args.json)
@@ -86,7 +91,6 @@ def run(args) -> int:
         return _run_cubeful(args)
     if args.games is None:
         raise BgaiError("eval needs --games N (or --cube --games N, or --match N --matches M)")
-    _note_workers(args.workers, args.games, CHUNK_GAMES)
     report = evaluate(
         args.agent_a,
         args.agent_b,
@@ -95,12 +99,14 @@ def run(args) -> int:
         workers=args.workers,
         duplicate=not args.plain,
         progress=not args.no_progress,
+        on_plan=_note_workers(args.workers, args.games),
     )
     return _publish(report, args.json)
 
 
 def _publish(report, json_path: str | None) -> int:
-    """Print the report's table and, with ``--json``, write the report atomically; returns exit status 0."""
+    """Print the report's table and, with ``--json``, write the report atomically; returns the exit status: 0,
+    or 130 for a partial report (the series was interrupted)."""
     from bgai.evaluate.series import write_json_atomic
 
     print(report.table())
@@ -109,6 +115,10 @@ def _publish(report, json_path: str | None) -> int:
             write_json_atomic(json_path, report.to_dict())
         except OSError as exc:
             raise BgaiError(f"cannot write --json {json_path!r}: {exc}") from exc
+    if report.partial:
+        print(f"bgai: interrupted ({report.interrupted}): partial result of the finished work units",
+              file=sys.stderr)
+        return 130
     return 0
 
 
@@ -135,17 +145,21 @@ def check_json_target(path: str) -> None:
         raise BgaiError(f"cannot write --json {path!r}: the file is not writable")
 
 
-def _note_workers(workers: int, count: int, chunk: int) -> None:
-    units = -(-count // chunk)
-    if workers > units:
-        print(f"bgai: note: --workers {workers}: {count} in {units} work unit(s) of up to {chunk}, so "
-              f"{units} worker(s) used (units are never split, so results do not depend on the workers)",
-              file=sys.stderr)
+def _note_workers(workers: int, count: int):
+    """The ``on_plan`` callback of a series: a note on stderr when fewer workers than asked can be used."""
+
+    def note(units: int, chunk: int, used: int) -> None:
+        if workers > units:
+            print(f"bgai: note: --workers {workers}: {count} in {units} work unit(s) of up to {chunk}, so "
+                  f"{units} worker(s) used (units are never split, so results do not depend on the workers)",
+                  file=sys.stderr)
+
+    return note
 
 
 def _run_cubeful(args) -> int:
     """``--cube`` money sessions or ``--match N --matches M`` (bgai.game.play_cube)."""
-    from bgai.evaluate.cubeful import CHUNK_UNITS, evaluate_cubeful
+    from bgai.evaluate.cubeful import evaluate_cubeful
     from bgai.game.match import MatchRules
 
     if args.match is not None or args.matches is not None:
@@ -158,9 +172,8 @@ def _run_cubeful(args) -> int:
         if args.games is None:
             raise BgaiError("--cube needs --games N")
         rules, count = MatchRules.money(jacoby=not args.no_jacoby, cube_limit=args.cube_limit), args.games
-    _note_workers(args.workers, count, CHUNK_UNITS)
     report = evaluate_cubeful(
         args.agent_a, args.agent_b, count, args.seed, rules=rules, workers=args.workers,
-        duplicate=not args.plain, progress=not args.no_progress,
+        duplicate=not args.plain, progress=not args.no_progress, on_plan=_note_workers(args.workers, count),
     )
     return _publish(report, args.json)

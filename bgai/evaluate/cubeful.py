@@ -1,8 +1,12 @@
 """Cubeful series: money sessions with the doubling cube and N-point matches between two agents, in work units
 (optionally in worker processes), with statistics and reports.
 
-The games themselves are played by :func:`bgai.game.play_cube.play_cubeful`; this module cuts a series into
-units, runs them and summarises.  Statistics: money: A's points per game (ppg) with a 95% confidence interval
+The games themselves are played by the game loop (:func:`bgai.game.play.play` with rules, through
+:func:`bgai.game.play_cube.play_cubeful`); this module cuts a series into work units, runs them with
+:func:`bgai.util.parallel.run_units` (in this process or in worker processes) and summarises.  Work units, their
+default size (chosen from the count and the agents, never from the workers, at most :data:`CHUNK_UNITS` games or
+matches) and interruption (a partial report of the finished units after Ctrl-C or SIGTERM) are as in
+:mod:`bgai.evaluate.series`.  Statistics: money: A's points per game (ppg) with a 95% confidence interval
 (normal approximation over pairs in duplicate mode, over games otherwise); match: A's match-winning percentage
 with a 95% CI.  Both: win, gammon and backgammon rates per player (of all games, cumulative), average final cube
 value per game, doubles offered, takes and passes per player (a take/pass counts for the player who answered).
@@ -11,21 +15,21 @@ value per game, doubles offered, takes and passes per player (a take/pass counts
 from __future__ import annotations
 
 import math
-import multiprocessing as mp
-import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from typing import Callable
 
 import numpy as np
 
 from bgai.agents.base import Agent
 from bgai.errors import BgaiError, MatchStateError
-from bgai.evaluate.series import build_agent, check_series, name_width, side_labels
+from bgai.evaluate.series import build_agents, check_series, name_width, partial_note, series_unit_size, side_labels
 from bgai.game.match import MatchRules
 from bgai.game.met import load_met
 from bgai.game.play import dice_rng
 from bgai.game.play_cube import CubefulResults, cube_policy_for, play_cubeful
+from bgai.util.parallel import run_units
 
 __all__ = ["CubeReport", "PlayerCubeStats", "evaluate_cubeful", "summarize_cubeful", "play_cubeful_unit", "CHUNK_UNITS"]
 
@@ -58,6 +62,9 @@ class CubeReport:
         a, b: :class:`PlayerCubeStats`.
         policies: the cube policy names of A and B.
         avg_games_per_match, avg_plies: lengths; seconds.
+        unit_size: games or matches per work unit.
+        partial: interrupted: the report covers the finished work units (``units`` of ``units_requested``);
+            ``interrupted`` names the signal.
     """
 
     agent_a: str
@@ -83,6 +90,10 @@ class CubeReport:
     avg_plies: float
     seconds: float
     extra: dict = field(default_factory=dict)
+    unit_size: int = 200
+    partial: bool = False
+    interrupted: str | None = None
+    units_requested: int | None = None
 
     def to_dict(self) -> dict:
         """A JSON-ready dict."""
@@ -101,15 +112,18 @@ class CubeReport:
             rules = f"Jacoby {'on' if self.jacoby else 'off'}, cube limit {self.cube_limit or 'none'}"
             dice = "duplicate" if self.duplicate else "plain"
             head = f"{A} vs {B}: {self.units} cubeful money games ({rules}; {dice} dice), seed {self.seed}"
+            what = "games"
             main = (f"  ppg for {A}: {self.ppg:+.3f} +- {self.ppg_ci95:.3f} "
                     f"(95% CI {self.ppg - self.ppg_ci95:+.3f} .. {self.ppg + self.ppg_ci95:+.3f})")
         else:
             head = (f"{A} vs {B}: {self.units} matches to {self.match_length} points ({self.games} games; "
                     f"{'duplicate' if self.duplicate else 'plain'} dice), seed {self.seed}")
+            what = "matches"
             lo = max(0.0, self.match_win - self.match_win_ci95)
             hi = min(1.0, self.match_win + self.match_win_ci95)
             main = (f"  match wins for {A}: {100 * self.match_win:.1f}% +- {100 * self.match_win_ci95:.1f} "
                     f"(95% CI {100 * lo:.1f} .. {100 * hi:.1f}%)")
+        head += partial_note(self.partial, self.interrupted, self.units, self.units_requested, what)
         rows = [head, main, f"  {'':<{w}}{'win %':>8}{'gammon %':>10}{'bg %':>7}{'doubles':>9}{'takes':>7}{'passes':>8}"]
         for name, s in ((A, self.a), (B, self.b)):
             rows.append(f"  {name:<{w}}{100 * s.win:8.2f}{100 * s.gammon:10.2f}{100 * s.backgammon:7.2f}"
@@ -118,9 +132,9 @@ class CubeReport:
                     f"{B}: {self.policies[1]}")
         if self.mode == "match":
             rows.append(f"  {self.avg_games_per_match:.1f} games per match")
-        work = math.ceil(self.units / CHUNK_UNITS)
+        work = math.ceil(self.units / self.unit_size)
         rows.append(f"  average game length {self.avg_plies:.1f} plies; {self.seconds:.1f} s, {self.workers} worker(s) "
-                    f"for {work} work unit(s) of up to {CHUNK_UNITS} {'games' if self.mode == 'money' else 'matches'}")
+                    f"for {work} work unit(s) of up to {self.unit_size} {what}")
         return "\n".join(rows)
 
 
@@ -190,20 +204,13 @@ def summarize_cubeful(res: CubefulResults, *, duplicate: bool, agent_a: str, age
     )
 
 
+#: The largest work unit of a cubeful series, in money games or matches.
 CHUNK_UNITS = 200
 
-_WORKER: tuple | None = None
 
-
-def _init_worker(spec_a, spec_b, rules) -> None:
-    global _WORKER
-
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    if "torch" in sys.modules:  # pragma: no cover - only with neural agents
-        sys.modules["torch"].set_num_threads(1)
-    a = build_agent(spec_a)
-    b = a if spec_b is None else build_agent(spec_b)
-    _WORKER = ((a, b), rules)
+def build_context(agent_a, agent_b, same: bool, rules: MatchRules) -> tuple[tuple[Agent, Agent], MatchRules]:
+    """The worker context of a cubeful series: the two agents and the rules."""
+    return build_agents(agent_a, agent_b, same), rules
 
 
 def play_cubeful_unit(agents, rules: MatchRules, seed: int, unit: int, total: int, chunk: int,
@@ -216,10 +223,11 @@ def play_cubeful_unit(agents, rules: MatchRules, seed: int, unit: int, total: in
     return play_cubeful(agents, rules, rngs, agent_rng, a_seat=ids % 2)
 
 
-def _worker_unit(args):
-    unit, seed, total, chunk, duplicate = args
-    agents, rules = _WORKER
-    return unit, play_cubeful_unit(agents, rules, seed, unit, total, chunk, duplicate)
+def run_cubeful_unit(context, job: tuple) -> CubefulResults:
+    """:func:`play_cubeful_unit` as a :func:`~bgai.util.parallel.run_units` job: ``context = (agents, rules)``,
+    ``job = (seed, unit, total, chunk, duplicate)``."""
+    agents, rules = context
+    return play_cubeful_unit(agents, rules, *job)
 
 
 def _concat(parts: list[CubefulResults], offsets: list[int]) -> CubefulResults:
@@ -252,8 +260,10 @@ def evaluate_cubeful(
     rules: MatchRules | None = None,
     workers: int = 1,
     duplicate: bool = True,
-    chunk: int = CHUNK_UNITS,
+    chunk: int | None = None,
     progress: bool = False,
+    on_plan: Callable[[int, int, int], None] | None = None,
+    backend: str = "local",
 ) -> CubeReport:
     """Play ``count`` cubeful money games (``rules`` money, the default) or ``count`` matches and report.
 
@@ -264,20 +274,24 @@ def evaluate_cubeful(
         rules: :class:`~bgai.game.match.MatchRules`; default money play with the Jacoby rule, no cube limit.
         workers: processes (1 = this process).  Results depend on ``chunk``, not on ``workers``.
         duplicate: mirrored duplicate-dice pairs (default).
-        chunk: units per work unit (even).
+        chunk: units per work unit (even); default :func:`~bgai.evaluate.series.series_unit_size` with at most
+            :data:`CHUNK_UNITS` (from ``count`` and the agents).
         progress: tqdm progress bar on stderr.
+        on_plan: called before the games with ``(work units, games or matches per unit, workers used)``.
+        backend: :func:`bgai.util.parallel.run_units` backend (``'local'``).
 
     Returns:
-        :class:`CubeReport`.
+        :class:`CubeReport`; after Ctrl-C or SIGTERM a partial one (:attr:`CubeReport.partial`).
 
     Raises:
         BgaiError: bad count/seed/workers/chunk; :class:`~bgai.errors.MatchStateError` for a match longer than
             the MET; agent spec errors before any game.
+        KeyboardInterrupt: interrupted before any work unit finished.
     """
 
     rules = rules or MatchRules.money()
-    check_series(count, duplicate=duplicate, workers=workers, chunk=chunk, seed=seed,
-                 what="games" if rules.is_money else "matches")
+    what = "games" if rules.is_money else "matches"
+    check_series(count, duplicate=duplicate, workers=workers, chunk=chunk or 2, seed=seed, what=what)
     if not rules.is_money:
 
         met = load_met(rules.met_name)
@@ -285,42 +299,35 @@ def evaluate_cubeful(
             raise MatchStateError(f"a {rules.length}-point match is longer than the {met.name} table "
                                   f"({met.length} points)")
     same = agent_a is agent_b or (isinstance(agent_a, str) and agent_a == agent_b)
-    a = build_agent(agent_a)
-    b = a if same else build_agent(agent_b)
-    name_a = agent_a if isinstance(agent_a, str) else a.name
-    name_b = agent_b if isinstance(agent_b, str) else b.name
-    pols = (cube_policy_for(a).name, cube_policy_for(b).name)
-    units = math.ceil(count / chunk)
-    workers = min(workers, units)
-    parts: dict[int, CubefulResults] = {}
+    agents = build_agents(agent_a, agent_b, same)
+    name_a = agent_a if isinstance(agent_a, str) else agents[0].name
+    name_b = agent_b if isinstance(agent_b, str) else agents[1].name
+    pols = (cube_policy_for(agents[0]).name, cube_policy_for(agents[1]).name)
+    size = chunk or series_unit_size(count, agents, largest=CHUNK_UNITS)
+    jobs = [(seed, u, count, size, duplicate) for u in range(math.ceil(count / size))]
+    if on_plan is not None:
+        on_plan(len(jobs), size, min(workers, len(jobs)))
     bar = None
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=count, unit="match" if not rules.is_money else "game", desc=f"{name_a} vs {name_b}",
+        bar = tqdm(total=count, unit="game" if rules.is_money else "match", desc=f"{name_a} vs {name_b}",
                    file=sys.stderr, dynamic_ncols=True)
     t0 = time.perf_counter()
     try:
-        if workers == 1:
-            for u in range(units):
-                parts[u] = play_cubeful_unit((a, b), rules, seed, u, count, chunk, duplicate)
-                if bar is not None:
-                    bar.update(len(parts[u].a_seat))
-        else:
-            ctx = mp.get_context("spawn")
-            jobs = [(u, seed, count, chunk, duplicate) for u in range(units)]
-            with ctx.Pool(workers, initializer=_init_worker,
-                          initargs=(agent_a, None if same else agent_b, rules)) as pool:
-                for u, res in pool.imap_unordered(_worker_unit, jobs):
-                    parts[u] = res
-                    if bar is not None:
-                        bar.update(len(res.a_seat))
+        run = run_units(run_cubeful_unit, jobs, workers=workers, setup=build_context,
+                        setup_args=(agent_a, agent_b, same, rules), context=(agents, rules), backend=backend,
+                        on_result=None if bar is None else lambda u, res: bar.update(len(res.a_seat)))
     finally:
         if bar is not None:
             bar.close()
     seconds = time.perf_counter() - t0
-    ordered = [parts[u] for u in range(units)]
+    if not run.results:
+        raise KeyboardInterrupt(f"interrupted ({run.interrupted}) before any work unit finished")
+    ordered = run.ordered()
     offsets = list(np.cumsum([0] + [len(p.a_seat) for p in ordered[:-1]]))
-    res = _concat(ordered, offsets)
-    return summarize_cubeful(res, duplicate=duplicate, agent_a=name_a, agent_b=name_b, seed=seed,
-                             workers=workers, seconds=seconds, policies=pols)
+    report = summarize_cubeful(_concat(ordered, offsets), duplicate=duplicate, agent_a=name_a, agent_b=name_b,
+                               seed=seed, workers=run.workers, seconds=seconds, policies=pols)
+    report.unit_size, report.partial, report.interrupted = size, not run.complete, run.interrupted
+    report.units_requested = count
+    return report

@@ -6,9 +6,19 @@ get the same luck; the pair's average is one sample, and the 95% confidence inte
 (ppg) comes from the variance between pairs.  Plain mode plays independent games (game ``g`` uses
 ``dice_rng(seed, g)``, A's seat alternating) and takes the variance between games.
 
-Reproducibility: the games are cut into work units of ``chunk_games`` games (whole pairs); unit ``c`` gives
-its agents ``np.random.default_rng(SeedSequence(seed, spawn_key=(1, c)))``.  Units are independent of each other
-and of the process that plays them, so the same seed gives the same results for any number of workers.
+Work units and reproducibility: the games are cut into work units of ``chunk_games`` games (whole pairs), run
+by :func:`bgai.util.parallel.run_units` (in this process, or in worker processes); unit ``c`` gives its agents
+``np.random.default_rng(SeedSequence(seed, spawn_key=(1, c)))``.  Units are independent of each other and of the
+process that plays them, so a series depends on ``(seed, games, chunk_games)`` only, never on the number of
+workers.  The default unit size (:func:`series_unit_size`) is chosen from the number of games and the agents
+(their :attr:`~bgai.agents.base.Agent.batch_games`), never from the workers: about 16 units, so that up to 16
+workers have work, but no fewer games per unit than the agents need to play at speed (500 for batched bots such
+as pubeval or a 0-ply net, 64 for gnubg or a 1-ply/2-ply search) and no more than :data:`CHUNK_GAMES`.  For
+example 1,000 games of pubeval: 2 units of 500; 1,000 games of a 1-ply net: 16 units of 64 (the last 40);
+100,000 games: 100 units of 1,000.
+
+Interruption: Ctrl-C or SIGTERM during a series stops it cleanly (:mod:`bgai.util.parallel`); the finished work
+units (whole duplicate pairs) are summarised as a *partial* report (:attr:`EvalReport.partial`).
 
 Statistics: ppg = mean of A's points per game (cubeless money, 1/2/3 a game); 95% CI = ppg +- 1.96 standard
 errors (normal approximation).  Win % counts all wins; gammon % counts wins by gammon **or** backgammon and
@@ -18,7 +28,6 @@ backgammon % wins by backgammon (cumulative, like GNU Backgammon's outputs), eac
 from __future__ import annotations
 
 import math
-import multiprocessing as mp
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -31,13 +40,16 @@ from bgai.agents.registry import make_agent
 from bgai.errors import BgaiError
 from bgai.game.play import GameResults, dice_rng, play_games
 from bgai.util.fileio import atomic_write_json
-from bgai.util.threads import limit_threads
+from bgai.util.parallel import run_units, unit_size
 
-#: Games per work unit (an even number, so duplicate pairs are never split).  Larger batches run faster per game
-#: (numpy overhead per ply is shared by more games); 1000 keeps 10,000 games in 10 units for balanced workers.
-#: A series uses at most ``ceil(games / CHUNK_GAMES)`` workers (a work unit is never split, so that results do
-#: not depend on the number of workers); the report says how many were used.
+#: The largest work unit, in games (an even number, so duplicate pairs are never split).  Larger batches run
+#: faster per game (numpy overhead per ply is shared by more games) up to about this size.  A series uses at most
+#: one worker per unit (a work unit is never split, so that results do not depend on the number of workers); the
+#: report says how many were used.
 CHUNK_GAMES = 1000
+
+#: Work units a series is cut into when it is large enough (:func:`series_unit_size`).
+TARGET_UNITS = 16
 
 #: z value of a two-sided 95% normal confidence interval.
 Z95 = 1.959963984540054
@@ -67,6 +79,8 @@ class EvalReport:
         avg_plies: mean game length in plies (turns, passes included).
         seconds: wall time of the games; ``games_per_s`` = games / seconds.
         chunk_games: games per work unit (at most ``ceil(games / chunk_games)`` workers are used).
+        partial: the series was interrupted: the report covers the work units that finished (``games`` of
+            ``games_requested``); ``interrupted`` names the signal (``'SIGINT'``, ``'SIGTERM'``).
     """
 
     agent_a: str
@@ -84,6 +98,9 @@ class EvalReport:
     seconds: float
     games_per_s: float
     chunk_games: int = CHUNK_GAMES
+    partial: bool = False
+    interrupted: str | None = None
+    games_requested: int | None = None
 
     def to_dict(self) -> dict:
         """A JSON-ready dict (the ``--json`` output of ``bgai eval``)."""
@@ -98,7 +115,8 @@ class EvalReport:
         w = name_width(A, B)
         units = math.ceil(self.games / self.chunk_games)
         rows = [
-            f"{A} vs {B}: {self.games} games ({self.mode} dice), seed {self.seed}",
+            f"{A} vs {B}: {self.games} games ({self.mode} dice), seed {self.seed}"
+            f"{partial_note(self.partial, self.interrupted, self.games, self.games_requested, 'games')}",
             f"  ppg for {A}: {self.ppg:+.3f} +- {self.ci95:.3f} (95% CI "
             f"{self.ppg - self.ci95:+.3f} .. {self.ppg + self.ci95:+.3f})",
             f"  {'':<{w}}{'win %':>8}{'gammon %':>10}{'bg %':>8}",
@@ -109,6 +127,14 @@ class EvalReport:
         rows.append(f"  {self.games_per_s:.1f} games/s ({self.seconds:.1f} s, {self.workers} worker(s) for "
                     f"{units} work unit(s) of up to {self.chunk_games} games)")
         return "\n".join(rows)
+
+
+def partial_note(partial: bool, interrupted: str | None, done: int, requested: int | None, what: str) -> str:
+    """``''`` for a complete series, else the mark of a partial report's first line, e.g.
+    ``' -- PARTIAL: interrupted (SIGINT) after 400 of 1000 games'``."""
+    if not partial:
+        return ""
+    return f" -- PARTIAL: interrupted ({interrupted or 'stopped'}) after {done} of {requested} {what}"
 
 
 def side_labels(agent_a: str, agent_b: str) -> tuple[str, str]:
@@ -169,32 +195,27 @@ def summarize(
 
 # --- work units -----------------------------------------------------------------------------------------------
 
-_WORKER_AGENTS: tuple[Agent, Agent] | None = None
-_WORKER_ERROR: BaseException | None = None
-
 
 def build_agent(agent: str | Agent) -> Agent:
+    """``agent`` itself, or the agent of a spec string (:func:`bgai.agents.registry.make_agent`)."""
     if isinstance(agent, Agent):
         return agent
 
     return make_agent(agent)
 
 
-def _init_worker(agent_a, agent_b, same: bool) -> None:
-    """Pool initializer: build the two agents once per worker process, single-threaded.
+def build_agents(agent_a: str | Agent, agent_b: str | Agent, same: bool) -> tuple[Agent, Agent]:
+    """The two agents of a series (built once when ``same``): the worker context of :func:`run_units`."""
+    a = build_agent(agent_a)
+    return a, a if same else build_agent(agent_b)
 
-    An error is kept and raised by the first work unit (an initializer that raises makes the pool restart the
-    worker for ever).
-    """
-    global _WORKER_AGENTS, _WORKER_ERROR
-    try:
-        a = build_agent(agent_a)
-        _WORKER_AGENTS = (a, a if same else build_agent(agent_b))
-        # one thread per worker for torch and BLAS: the workers already fill the cores (set after the agents
-        # are built, so that the libraries they load are limited too)
-        limit_threads(1)
-    except BaseException as exc:  # noqa: BLE001 - re-raised in _worker_unit
-        _WORKER_ERROR = exc
+
+def series_unit_size(count: int, agents: tuple[Agent, Agent], largest: int = CHUNK_GAMES) -> int:
+    """Default work-unit size of a series of ``count`` games (or matches) between ``agents``: about
+    :data:`TARGET_UNITS` units, at least the smaller :attr:`~bgai.agents.base.Agent.batch_games` of the two
+    agents, at most ``largest``, even (:func:`bgai.util.parallel.unit_size`).  Independent of the workers."""
+    smallest = min(largest, *(int(getattr(a, "batch_games", Agent.batch_games)) for a in agents))
+    return unit_size(count, smallest=smallest, largest=largest, target_units=TARGET_UNITS)
 
 
 def play_unit(
@@ -219,13 +240,10 @@ def play_unit(
     return play_games(agents, rngs, agent_rng, a_seat=a_seat)
 
 
-def _worker_unit(args) -> tuple[int, GameResults]:
-    unit, seed, games, chunk_games, duplicate = args
-    if _WORKER_ERROR is not None:
-        raise _WORKER_ERROR
-    if _WORKER_AGENTS is None:  # pragma: no cover - initializer always runs first
-        raise RuntimeError("evaluation worker has no agents")
-    return unit, play_unit(_WORKER_AGENTS, seed, unit, games, chunk_games, duplicate)
+def run_play_unit(agents: tuple[Agent, Agent], job: tuple) -> GameResults:
+    """:func:`play_unit` as a :func:`~bgai.util.parallel.run_units` job: ``job = (seed, unit, games, chunk_games,
+    duplicate)``."""
+    return play_unit(agents, *job)
 
 
 def _concat(parts: list[GameResults]) -> GameResults:
@@ -264,9 +282,11 @@ def evaluate(
     *,
     workers: int = 1,
     duplicate: bool = True,
-    chunk_games: int = CHUNK_GAMES,
+    chunk_games: int | None = None,
     progress: bool = False,
     on_unit: Callable[[GameResults], None] | None = None,
+    on_plan: Callable[[int, int, int], None] | None = None,
+    backend: str = "local",
 ) -> EvalReport:
     """Play a series of cubeless money games between A and B and report A's results.
 
@@ -277,67 +297,64 @@ def evaluate(
         seed: series seed (any non-negative int).
         workers: processes to play in (1 = in this process).
         duplicate: mirrored duplicate-dice pairs (default) or plain independent games.
-        chunk_games: games per work unit (even); results depend on it, not on ``workers``.
+        chunk_games: games per work unit (even); default :func:`series_unit_size` (from ``games`` and the
+            agents).  Results depend on it, not on ``workers``.
         progress: show a tqdm progress bar with the running ppg on stderr.
         on_unit: called with each finished unit's results (in completion order).
+        on_plan: called before the games with ``(work units, games per unit, workers used)``.
+        backend: :func:`bgai.util.parallel.run_units` backend (``'local'``).
 
     Returns:
-        :class:`EvalReport`.
+        :class:`EvalReport`; after Ctrl-C or SIGTERM a partial one (:attr:`EvalReport.partial`) of the work
+        units that finished.
 
     Raises:
         BgaiError: ``games`` not positive (or odd in duplicate mode), ``workers`` < 1, bad ``chunk_games``;
             :class:`~bgai.errors.AgentSpecError` / :class:`~bgai.errors.CheckpointError` for bad agent specs (raised
             before any game is played).
+        KeyboardInterrupt: interrupted before any work unit finished.
     """
-    check_series(games, duplicate=duplicate, workers=workers, chunk=chunk_games, seed=seed)
+    check_series(games, duplicate=duplicate, workers=workers, chunk=chunk_games or 2, seed=seed)
     same = agent_a is agent_b or (isinstance(agent_a, str) and agent_a == agent_b)
-    a = build_agent(agent_a)  # validates specs before anything runs
-    b = a if same else build_agent(agent_b)
-    name_a = agent_a if isinstance(agent_a, str) else a.name
-    name_b = agent_b if isinstance(agent_b, str) else b.name
-    units = math.ceil(games / chunk_games)
-    workers = min(workers, units)
-    parts: dict[int, GameResults] = {}
+    agents = build_agents(agent_a, agent_b, same)  # validates specs before anything runs
+    name_a = agent_a if isinstance(agent_a, str) else agents[0].name
+    name_b = agent_b if isinstance(agent_b, str) else agents[1].name
+    chunk = chunk_games or series_unit_size(games, agents)
+    jobs = [(seed, u, games, chunk, duplicate) for u in range(math.ceil(games / chunk))]
+    if on_plan is not None:
+        on_plan(len(jobs), chunk, min(workers, len(jobs)))
     bar = None
     if progress:
         from tqdm import tqdm
 
         bar = tqdm(total=games, unit="game", desc=f"{name_a} vs {name_b}", file=sys.stderr, dynamic_ncols=True)
-    total_pts = 0.0
-    done_games = 0
+    total = [0.0, 0]  # A's points, games
 
     def collect(unit: int, res: GameResults) -> None:
-        nonlocal total_pts, done_games
-        parts[unit] = res
-        total_pts += float(res.points_a.sum())
-        done_games += len(res.points)
+        total[0] += float(res.points_a.sum())
+        total[1] += len(res.points)
         if bar is not None:
             bar.update(len(res.points))
-            bar.set_postfix(ppg=f"{total_pts / done_games:+.3f}")
+            bar.set_postfix(ppg=f"{total[0] / total[1]:+.3f}")
         if on_unit is not None:
             on_unit(res)
 
     t0 = time.perf_counter()
     try:
-        if workers == 1:
-            for unit in range(units):
-                collect(unit, play_unit((a, b), seed, unit, games, chunk_games, duplicate))
-        else:
-            ctx = mp.get_context("spawn")
-            init_args = (agent_a, agent_b, same)
-            jobs = [(u, seed, games, chunk_games, duplicate) for u in range(units)]
-            with ctx.Pool(workers, initializer=_init_worker, initargs=init_args) as pool:
-                for unit, res in pool.imap_unordered(_worker_unit, jobs):
-                    collect(unit, res)
+        run = run_units(run_play_unit, jobs, workers=workers, setup=build_agents, setup_args=(agent_a, agent_b, same),
+                        context=agents, backend=backend, on_result=collect)
     finally:
         if bar is not None:
             bar.close()
     seconds = time.perf_counter() - t0
-    results = _concat([parts[u] for u in range(units)])
-    return summarize(
-        results, duplicate=duplicate, agent_a=name_a, agent_b=name_b, seed=seed, workers=workers, seconds=seconds,
-        chunk_games=chunk_games,
+    if not run.results:
+        raise KeyboardInterrupt(f"interrupted ({run.interrupted}) before any work unit finished")
+    report = summarize(
+        _concat(run.ordered()), duplicate=duplicate, agent_a=name_a, agent_b=name_b, seed=seed,
+        workers=run.workers, seconds=seconds, chunk_games=chunk,
     )
+    report.partial, report.interrupted, report.games_requested = not run.complete, run.interrupted, games
+    return report
 
 
 def write_json_atomic(path: str, data) -> None:

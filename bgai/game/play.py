@@ -1,23 +1,40 @@
-"""The batched game runner: B cubeless money games in parallel between two agents.
+"""The game loop: cubeless games, cubeful money games and N-point matches between two agents, batched.
+
+One loop (:func:`play`) plays them all; :func:`play_games` (cubeless) and
+:func:`bgai.game.play_cube.play_cubeful` (cube, matches) are views of it.
 
 Rules (the standard rules of backgammon, e.g. the WBF/USBGF rules): each player rolls one die for the opening
 roll, ties are re-rolled, the higher die moves first and plays the two numbers rolled; then players alternate,
 rolling two dice; a player who has no legal play passes (his turn still counts as a ply); the first to bear off
-all 15 checkers wins 1 point, 2 for a gammon, 3 for a backgammon (:func:`bgai.core.board.result_kind`).
+all 15 checkers wins 1 point, 2 for a gammon, 3 for a backgammon (:func:`bgai.core.board.result_kind`).  With the
+cube (``rules`` given), score, cube and Crawford rule are kept by :class:`bgai.game.match.Match`; a turn is
 
-Seats and players.  The two agents are the players A (``agents[0]``) and B (``agents[1]``).  Each game has two
-seats, 0 and 1; ``a_seat[g]`` says which seat A takes in game ``g``.  The dice belong to the seats: the opening
-roll is seat 0's die then seat 1's die, and every later roll is drawn in turn order from the game's own dice
+1. the cube phase: before rolling (not on a game's opening roll, whose dice are already known), a player who may
+   double (:meth:`Match.can_double` and :meth:`CubeState.may_double`) asks his
+   :class:`~bgai.game.policies.CubePolicy`; if he doubles, the opponent's policy takes or passes (a pass ends the
+   game: the doubler scores the cube before the double);
+2. the roll (:class:`DiceStreams`), the checker play (:func:`checker_play`) and the end of the game
+   (:func:`finish_games`): a finished game scores cube x 1/2/3 (:meth:`Match.end_game`, Jacoby rule in money
+   play).
+
+Cubeless play (``rules=None``) has no cube phase and scores 1/2/3: money play without the Jacoby rule and a cube
+nobody turns.
+
+Units.  Each dice generator is one unit: a money game (cubeless or cubeful), or a whole match whose games are
+played one after the other in the same slot until a player reaches the match length.
+
+Seats and players.  The two agents are the players A (``agents[0]``) and B (``agents[1]``).  Each unit has two
+seats, 0 and 1; ``a_seat[u]`` says which seat A takes in unit ``u``.  The dice belong to the seats: the opening
+roll is seat 0's die then seat 1's die, and every later roll is drawn in turn order from the unit's own dice
 generator.  Playing the same dice generator seed with ``a_seat`` 0 and then 1 is therefore the same dice sequence
-with the players swapped: a duplicate-dice (mirrored) pair, as used by :mod:`bgai.evaluate.series`.
+with the players swapped: a duplicate-dice (mirrored) pair, as used by :mod:`bgai.evaluate.series` (with the cube
+the two games of a pair drift apart, but they still share most of their luck).
 
-Randomness.  Each game draws its dice from its own ``np.random.Generator`` (the caller builds them, e.g. from
-``np.random.SeedSequence(seed, spawn_key=(0, g))``), so a game's dice never depend on which other games share
-its batch or process.  Dice are drawn in blocks of :data:`DICE_BLOCK` rolls per game.  Agents that need
-randomness (``random``) get the separate ``rng`` argument.
-
-The runner is split into one function per phase of a turn (:func:`opening_roll`, :class:`DiceStreams` for the
-roll, :func:`checker_play`, :func:`finish_games`) so that the cube can be added as a phase before the roll.
+Randomness.  Each unit draws its dice from its own ``np.random.Generator`` (the caller builds them, e.g. with
+:func:`dice_rng`), so a unit's dice never depend on which other units share its batch or process: first the
+opening roll of its first game (:func:`opening_roll`), then blocks of :data:`DICE_BLOCK` rolls, and the opening
+roll of each later game of a match when that game starts.  Agents that need randomness (``random``) get the
+separate ``rng`` argument.
 """
 
 from __future__ import annotations
@@ -30,7 +47,15 @@ import numpy as np
 from bgai.agents.base import Agent
 from bgai.core.board import flip, result_kind, starting_board
 from bgai.core.movegen import legal_plays
-from bgai.errors import IllegalMoveError
+from bgai.errors import IllegalMoveError, MatchStateError
+from bgai.game.match import GameOutcome, Match, MatchRules
+from bgai.game.met import load_met
+from bgai.game.policies import CubePolicy, JanowskiCubePolicy, cube_policy_for
+
+__all__ = [
+    "DICE_BLOCK", "MAX_PLIES", "roll_dice", "opening_roll", "DiceStreams", "checker_play", "finish_games",
+    "GameRecord", "GameResults", "PlayResults", "play", "play_games", "dice_rng",
+]
 
 #: Rolls drawn at a time from a game's dice generator (after the opening roll).
 DICE_BLOCK = 64
@@ -38,9 +63,37 @@ DICE_BLOCK = 64
 #: Default safety limit on the length of a game, in plies; no real game comes near it.
 MAX_PLIES = 5000
 
+#: The scoring of cubeless play: money play, no Jacoby rule (a cube nobody turns scores 1/2/3).
+CUBELESS_RULES = MatchRules.money(jacoby=False)
+
+
+def roll_dice(rng: np.random.Generator, opening: np.ndarray) -> np.ndarray:
+    """One roll for each of a batch of games, from one generator; the opening roll where ``opening`` is set.
+
+    The opening roll is each player's die (seat 0's, then seat 1's), re-rolled while they tie: it is never a
+    double.  This is the one implementation of that rule (:func:`opening_roll` is its one-game case; self-play
+    can use it for its shared generator).
+
+    Args:
+        rng: the dice generator.
+        opening: ``(N,)`` bool, True where the game's next roll is its opening roll.
+
+    Returns:
+        ``(N, 2)`` int64 dice 1..6: ``rng.integers(1, 7, size=(N, 2))``, then, while some opening rolls are
+        doubles, those ``K`` games' rolls redrawn with ``rng.integers(1, 7, size=(K, 2))``.
+    """
+    opening = np.asarray(opening, dtype=bool)
+    dice = rng.integers(1, 7, size=(opening.size, 2))
+    redo = opening & (dice[:, 0] == dice[:, 1])
+    while redo.any():
+        idx = np.flatnonzero(redo)
+        dice[idx] = rng.integers(1, 7, size=(idx.size, 2))
+        redo[idx] = dice[idx, 0] == dice[idx, 1]
+    return dice
+
 
 def opening_roll(dice_rng: np.random.Generator) -> tuple[int, int]:
-    """The opening roll: seat 0's die and seat 1's die, re-rolled while they tie.
+    """The opening roll of one game: seat 0's die and seat 1's die, re-rolled while they tie (:func:`roll_dice`).
 
     Args:
         dice_rng: the game's dice generator; each attempt draws two dice (seat 0's, then seat 1's).
@@ -48,10 +101,8 @@ def opening_roll(dice_rng: np.random.Generator) -> tuple[int, int]:
     Returns:
         ``(d0, d1)``, two different values 1..6; the seat with the higher die moves first with both numbers.
     """
-    while True:
-        d = dice_rng.integers(1, 7, size=2)
-        if d[0] != d[1]:
-            return int(d[0]), int(d[1])
+    d = roll_dice(dice_rng, np.ones(1, dtype=bool))[0]
+    return int(d[0]), int(d[1])
 
 
 class DiceStreams:
@@ -104,7 +155,11 @@ class GameRecord:
         dice: ``(P, 2)`` int8 roll of each ply (the opening roll's two dice at ply 0, higher die first).
         afterstates: ``(P, 2, 25)`` int8 chosen afterstate of each ply from the mover's view (rows not swapped);
             the unchanged position when the mover had no legal play.
-        winner_seat, points: result (points 1/2/3).
+        winner_seat, points: result (points scored: 1/2/3 cubeless, cube x 1/2/3 with the cube).
+        kind: 1/2/3 as played on the board, 0 when a double was passed (``None``: the same as ``points``).
+        cube_actions: ``(ply, seat, took)`` for each double: made before ply ``ply`` (an index into ``movers``;
+            ``P`` when the double was passed) by ``seat``, taken or passed.
+        unit: the unit (slot) that played the game.
     """
 
     a_seat: int
@@ -114,6 +169,9 @@ class GameRecord:
     afterstates: np.ndarray
     winner_seat: int
     points: int
+    kind: int | None = None
+    cube_actions: tuple[tuple[int, int, bool], ...] = ()
+    unit: int = 0
 
     def positions(self) -> np.ndarray:
         """``(P, 2, 25)`` int8 position before each ply, from the view of the player on roll."""
@@ -146,22 +204,34 @@ class GameRecord:
         return out
 
     def transcript(self, names: tuple[str, str] = ("A", "B")) -> str:
-        """A readable game record: one line per ply, ``'  1 A 31: 8/5 6/5'`` (``'(no play)'`` for a pass), then
-        the result line; the higher die is written first."""
+        """A readable game record: one line per ply, ``'  1 A 31: 8/5 6/5'`` (``'(no play)'`` for a pass), cube
+        actions as ``'    B doubles, A takes'``, then the result line; the higher die is written first."""
+
+        def who(seat: int) -> str:
+            return names[0] if int(seat) == self.a_seat else names[1]
+
+        actions: dict[int, list[tuple[int, bool]]] = {}
+        for ply, seat, took in self.cube_actions:
+            actions.setdefault(int(ply), []).append((int(seat), bool(took)))
         lines = []
-        for k, (seat, dice, play) in enumerate(zip(self.movers, self.dice, self.plays())):
-            who = names[0] if int(seat) == self.a_seat else names[1]
-            hi, lo = max(int(dice[0]), int(dice[1])), min(int(dice[0]), int(dice[1]))
-            lines.append(f"{k + 1:3d} {who} {hi}{lo}: {play or '(no play)'}")
-        winner = names[0] if self.winner_seat == self.a_seat else names[1]
-        kind = {1: "single game", 2: "gammon", 3: "backgammon"}[self.points]
-        lines.append(f"{winner} wins {self.points} point{'s' if self.points > 1 else ''} ({kind})")
+        plays = self.plays() + [None]
+        movers = list(self.movers) + [None]
+        dice = list(self.dice) + [None]
+        for k, (seat, roll, play) in enumerate(zip(movers, dice, plays)):
+            for doubler, took in actions.get(k, []):
+                lines.append(f"    {who(doubler)} doubles, {who(1 - doubler)} {'takes' if took else 'passes'}")
+            if seat is not None:
+                hi, lo = max(int(roll[0]), int(roll[1])), min(int(roll[0]), int(roll[1]))
+                lines.append(f"{k + 1:3d} {who(seat)} {hi}{lo}: {play or '(no play)'}")
+        kind = self.points if self.kind is None else self.kind
+        how = {0: "double passed", 1: "single game", 2: "gammon", 3: "backgammon"}[kind]
+        lines.append(f"{who(self.winner_seat)} wins {self.points} point{'s' if self.points > 1 else ''} ({how})")
         return "\n".join(lines)
 
 
 @dataclass
 class GameResults:
-    """Results of a batch of games between player A (``agents[0]``) and player B (``agents[1]``).
+    """Results of a batch of cubeless games between player A (``agents[0]``) and player B (``agents[1]``).
 
     Attributes:
         winner: ``(B,)`` int8, 0 = A won, 1 = B won.
@@ -181,6 +251,55 @@ class GameResults:
     def points_a(self) -> np.ndarray:
         """``(B,)`` int16 points won by A in each game (negative when B won)."""
         return np.where(self.winner == 0, 1, -1).astype(np.int16) * self.points.astype(np.int16)
+
+
+@dataclass
+class PlayResults:
+    """Games and units (money games or matches) played by :func:`play`; player 0 = A, 1 = B.
+
+    Per game (``(G,)`` arrays, in order of finishing): ``game_unit`` (slot), ``game_winner`` (0 A / 1 B),
+    ``game_points`` (points scored), ``game_kind`` (1/2/3 on the board, 0 = pass), ``game_cube`` (final cube
+    value; for a pass the cube before the refused double), ``game_plies``.
+    Per unit (``(U,)``): ``unit_points_a`` (money: A's points; match: A's score minus B's), ``unit_winner``
+    (match winner, or the money game's winner), ``unit_score`` ``(U, 2)``, ``unit_games``, ``a_seat``.
+    Counters ``(U, 2)`` per player: ``doubles`` offered, ``takes`` and ``passes`` answered.
+    ``rules``: the rules played (:data:`CUBELESS_RULES` for cubeless play); ``records``: one
+    :class:`GameRecord` per game, in the order of the game arrays, when asked for.
+    """
+
+    rules: MatchRules
+    game_unit: np.ndarray
+    game_winner: np.ndarray
+    game_points: np.ndarray
+    game_kind: np.ndarray
+    game_cube: np.ndarray
+    game_plies: np.ndarray
+    unit_points_a: np.ndarray
+    unit_winner: np.ndarray
+    unit_score: np.ndarray
+    unit_games: np.ndarray
+    a_seat: np.ndarray
+    doubles: np.ndarray
+    takes: np.ndarray
+    passes: np.ndarray
+    records: list[GameRecord] | None = field(default=None, repr=False)
+
+    def cubeless(self) -> GameResults:
+        """The games as :class:`GameResults`, in unit order (one game per unit, as cubeless play has).
+
+        Raises:
+            ValueError: a unit played other than one game (a match).
+        """
+        if len(self.game_unit) != len(self.a_seat):
+            raise ValueError(f"{len(self.game_unit)} games in {len(self.a_seat)} units: not one game per unit")
+        order = np.argsort(self.game_unit, kind="stable")
+        return GameResults(
+            winner=self.game_winner[order],
+            points=self.game_points[order].astype(np.int8),
+            plies=self.game_plies[order],
+            a_seat=self.a_seat,
+            records=[self.records[i] for i in order] if self.records is not None else None,
+        )
 
 
 def checker_play(
@@ -240,6 +359,250 @@ def finish_games(afterstates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return done, points
 
 
+class _GameLoop:
+    """The state of :func:`play`'s batch: one slot per unit, each playing its current game."""
+
+    def __init__(self, agents, dice_rngs, rng, rules, a_seat, policies, record, max_plies) -> None:
+        n = len(dice_rngs)
+        self.agents, self.dice_rngs, self.rng = agents, list(dice_rngs), rng
+        self.cube = rules is not None
+        self.rules = rules if rules is not None else CUBELESS_RULES
+        self.policies, self.record, self.max_plies = policies, record, max_plies
+        self.a_seat = np.broadcast_to(np.asarray(a_seat, dtype=np.int8), (n,)).copy()
+        if not np.isin(self.a_seat, (0, 1)).all():
+            raise ValueError("a_seat must be 0 or 1")
+        self.matches: list[Match] = [Match(self.rules)] * n  # immutable: every rule returns a new one
+        self.boards = np.zeros((n, 2, 25), dtype=np.int8)
+        self.dice = np.zeros((n, 2), dtype=np.int8)
+        self.on_roll = np.zeros(n, dtype=np.int8)  # player (0 = A, 1 = B) on roll
+        self.first_ply = np.zeros(n, dtype=bool)
+        self.plies = np.zeros(n, dtype=np.int32)
+        self.active = np.ones(n, dtype=bool)
+        self.doubles = np.zeros((n, 2), dtype=np.int32)
+        self.takes = np.zeros((n, 2), dtype=np.int32)
+        self.passes = np.zeros((n, 2), dtype=np.int32)
+        self.games: list[tuple[int, int, int, int, int, int]] = []  # per finished game, in order of finishing
+        self.game_id = np.zeros(n, dtype=np.int64)  # the game each slot plays (index into openings)
+        self.openings: list[tuple[int, int]] = []
+        self.finished: list[tuple[int, GameOutcome]] = []  # (game id, outcome) in order of finishing
+        self.log: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.cube_log: dict[int, list[tuple[int, int, bool]]] = {}
+        for u in range(n):
+            self.new_game(u)
+        # opening rolls first, then the dice streams: each unit's order of draws
+        self.streams = DiceStreams(self.dice_rngs)
+
+    def new_game(self, u: int) -> None:
+        d0, d1 = opening_roll(self.dice_rngs[u])
+        mover_seat = 0 if d0 > d1 else 1
+        self.boards[u] = starting_board()
+        self.dice[u] = (max(d0, d1), min(d0, d1))
+        self.on_roll[u] = 0 if mover_seat == self.a_seat[u] else 1
+        self.first_ply[u] = True
+        self.plies[u] = 0
+        self.game_id[u] = len(self.openings)
+        self.openings.append((d0, d1))
+
+    def game_over(self, u: int, outcome: GameOutcome) -> None:
+        self.games.append((u, outcome.winner, outcome.points, outcome.kind, outcome.cube_value, int(self.plies[u])))
+        self.finished.append((int(self.game_id[u]), outcome))
+        if self.rules.is_money or self.matches[u].is_over:
+            self.active[u] = False
+        else:
+            self.new_game(u)
+
+    def run(self) -> PlayResults:
+        while self.active.any():
+            if self.cube:
+                self.cube_phase()
+            idx = np.flatnonzero(self.active)
+            if idx.size:
+                self.play_phase(idx)
+        return self.results()
+
+    # -- the cube phase: before the roll, not on a game's first ply --
+    def cube_phase(self) -> None:
+        cand: list[tuple[int, int, object]] = []
+        for u in np.flatnonzero(self.active & ~self.first_ply):
+            p = int(self.on_roll[u])
+            m = self.matches[u]
+            if m.can_double(p):
+                s = m.cube_state(p)
+                if s.may_double():
+                    cand.append((int(u), p, s))
+        for p in (0, 1):
+            mine = [(u, s) for (u, q, s) in cand if q == p]
+            if mine:
+                self.offer(p, mine)
+
+    def offer(self, p: int, mine: list) -> None:
+        us = np.array([u for u, _ in mine])
+        states = [s for _, s in mine]
+        offer = np.asarray(self.policies[p].offer(self.boards[us], states), dtype=bool)
+        if not offer.any():
+            return
+        du = us[offer]
+        dstates = [s for s, o in zip(states, offer) if o]
+        take = np.asarray(self.policies[1 - p].accept(self.boards[du], dstates), dtype=bool)
+        for u, t in zip(du, take):
+            self.answer(int(u), p, bool(t))
+
+    def answer(self, u: int, p: int, took: bool) -> None:
+        self.doubles[u, p] += 1
+        m = self.matches[u].offer_double(p)
+        if self.record:
+            seat = p ^ int(self.a_seat[u])
+            self.cube_log.setdefault(int(self.game_id[u]), []).append((int(self.plies[u]), seat, took))
+        if took:
+            self.takes[u, 1 - p] += 1
+            self.matches[u] = m.take()
+        else:
+            self.passes[u, 1 - p] += 1
+            self.matches[u], out = m.pass_double()
+            self.game_over(u, out)
+
+    # -- the roll and the checker play --
+    def play_phase(self, idx: np.ndarray) -> None:
+        need_roll = idx[~self.first_ply[idx]]
+        if need_roll.size:
+            self.dice[need_roll] = self.streams.roll(need_roll)
+        self.first_ply[idx] = False
+        after = checker_play(self.agents, self.on_roll[idx], self.boards[idx], self.dice[idx], self.rng)
+        if self.record:
+            seats = self.on_roll[idx] ^ self.a_seat[idx]
+            self.log.append((self.game_id[idx].copy(), seats, self.dice[idx].copy(), after))
+        self.plies[idx] += 1
+        done, pts = finish_games(after)
+        for k in np.flatnonzero(done):
+            u = int(idx[k])
+            self.matches[u], out = self.matches[u].end_game(int(self.on_roll[u]), int(pts[k]))
+            self.game_over(u, out)
+        going = idx[~done]
+        self.boards[going] = flip(after[~done])
+        self.on_roll[going] ^= 1
+        if going.size and self.plies[going].max() >= self.max_plies:
+            raise RuntimeError(f"a game did not finish within {self.max_plies} plies")
+
+    # -- results --
+    def results(self) -> PlayResults:
+        n = len(self.matches)
+        g = np.array(self.games, dtype=np.int64).reshape(-1, 6)
+        score = np.array([m.score for m in self.matches], dtype=np.int64).reshape(n, 2)
+        if self.rules.is_money:
+            unit_winner = np.full(n, -1, dtype=np.int8)
+            unit_winner[g[:, 0]] = g[:, 1]
+        else:
+            unit_winner = np.array([m.winner for m in self.matches], dtype=np.int8)
+        return PlayResults(
+            rules=self.rules,
+            game_unit=g[:, 0],
+            game_winner=g[:, 1].astype(np.int8),
+            game_points=g[:, 2],
+            game_kind=g[:, 3].astype(np.int8),
+            game_cube=g[:, 4],
+            game_plies=g[:, 5].astype(np.int32),
+            unit_points_a=score[:, 0] - score[:, 1],
+            unit_winner=unit_winner,
+            unit_score=score,
+            unit_games=np.array([m.games for m in self.matches], dtype=np.int32),
+            a_seat=self.a_seat,
+            doubles=self.doubles,
+            takes=self.takes,
+            passes=self.passes,
+            records=self.assemble_records() if self.record else None,
+        )
+
+    def assemble_records(self) -> list[GameRecord]:
+        n_games = len(self.openings)
+        if self.log:
+            games = np.concatenate([entry[0] for entry in self.log])
+            movers = np.concatenate([entry[1] for entry in self.log])
+            dice = np.concatenate([entry[2] for entry in self.log])
+            after = np.concatenate([entry[3] for entry in self.log])
+        else:  # every game passed before its first play: impossible (the opening roll is always played)
+            games, movers = np.zeros(0, np.int64), np.zeros(0, np.int8)
+            dice, after = np.zeros((0, 2), np.int8), np.zeros((0, 2, 25), np.int8)
+        order = np.argsort(games, kind="stable")  # plies of a game stay in time order
+        bounds = np.searchsorted(games[order], np.arange(n_games + 1))
+        units = [int(u) for u, *_ in self.games]
+        out = []
+        for (gid, outcome), u in zip(self.finished, units):
+            sel = order[bounds[gid] : bounds[gid + 1]]
+            seat_a = int(self.a_seat[u])
+            out.append(
+                GameRecord(
+                    a_seat=seat_a,
+                    opening=self.openings[gid],
+                    movers=movers[sel],
+                    dice=dice[sel],
+                    afterstates=after[sel],
+                    winner_seat=outcome.winner ^ seat_a,
+                    points=int(outcome.points),
+                    kind=int(outcome.kind),
+                    cube_actions=tuple(self.cube_log.get(gid, ())),
+                    unit=u,
+                )
+            )
+        return out
+
+
+def play(
+    agents: Sequence[Agent],
+    dice_rngs: Sequence[np.random.Generator],
+    rng: np.random.Generator,
+    *,
+    rules: MatchRules | None = None,
+    a_seat: np.ndarray | int = 0,
+    policies: Sequence[CubePolicy] | None = None,
+    record: bool = False,
+    max_plies: int = MAX_PLIES,
+) -> PlayResults:
+    """The game loop: play one unit per dice generator between A and B, all in one batch.
+
+    Args:
+        agents: ``(agent A, agent B)``; may be the same object (self-play: one agent call per ply).
+        dice_rngs: one dice generator per unit (see the module docstring and :func:`dice_rng`); consumed.
+        rng: generator handed to the agents' ``choose`` (seeded by the caller).
+        rules: ``None`` for cubeless money games (no cube phase; 1/2/3 points); a
+            :class:`~bgai.game.match.MatchRules` for cubeful money games (``MatchRules.money(...)``) or matches
+            (``MatchRules.match(n)``).
+        a_seat: seat of A per unit, ``(U,)`` 0/1 or one int for all units.
+        policies: with ``rules``: the cube policies of A and B (default :func:`~bgai.game.policies.cube_policy_for`
+            each agent); must be ``None`` in cubeless play.
+        record: keep a :class:`GameRecord` of every game.
+        max_plies: per-game safety limit (a broken agent that never finishes).
+
+    Returns:
+        :class:`PlayResults` (games in order of finishing; :meth:`PlayResults.cubeless` for the games in unit order).
+
+    Raises:
+        ValueError: ``a_seat`` not 0/1, or cube ``policies`` without ``rules``.
+        MatchStateError: a match longer than the match equity table (for probability agents' cube policies).
+        RuntimeError: a game longer than ``max_plies``, or an agent returning the wrong shape.
+    """
+    if rules is None:
+        if policies is not None:
+            raise ValueError("cube policies need rules: cubeless play has no cube")
+    else:
+        if policies is None:
+            policies = (cube_policy_for(agents[0]), cube_policy_for(agents[1]))
+        check_met(rules, policies)
+    return _GameLoop(agents, dice_rngs, rng, rules, a_seat, policies, record, max_plies).run()
+
+
+def check_met(rules: MatchRules, policies: Sequence[CubePolicy]) -> None:
+    """Check that a match fits the match equity table that the Janowski cube policies need.
+
+    Raises:
+        MatchStateError: a ``rules.length``-point match longer than the table of ``rules.met_name``.
+    """
+    if rules.is_money or not any(isinstance(p, JanowskiCubePolicy) for p in policies):
+        return
+    met = load_met(rules.met_name)
+    if rules.length > met.length:
+        raise MatchStateError(f"a {rules.length}-point match is longer than the {met.name} table ({met.length} points)")
+
+
 def play_games(
     agents: Sequence[Agent],
     dice_rngs: Sequence[np.random.Generator],
@@ -249,7 +612,8 @@ def play_games(
     record: bool = False,
     max_plies: int = MAX_PLIES,
 ) -> GameResults:
-    """Play ``len(dice_rngs)`` cubeless money games between two agents, all in one batch.
+    """Play ``len(dice_rngs)`` cubeless money games between two agents, all in one batch (:func:`play` without
+    rules).
 
     Args:
         agents: ``(agent A, agent B)``; may be the same object (self-play: one agent call per ply).
@@ -263,68 +627,10 @@ def play_games(
         :class:`GameResults` in game order.
 
     Raises:
+        ValueError: ``a_seat`` not 0/1.
         RuntimeError: a game exceeded ``max_plies`` or an agent returned the wrong shape.
     """
-    n = len(dice_rngs)
-    a_seat_arr = np.broadcast_to(np.asarray(a_seat, dtype=np.int8), (n,)).copy()
-    if not np.isin(a_seat_arr, (0, 1)).all():
-        raise ValueError("a_seat must be 0 or 1")
-    boards = np.broadcast_to(starting_board(), (n, 2, 25)).copy()
-    opening = np.array([opening_roll(r) for r in dice_rngs], dtype=np.int8).reshape(n, 2)
-    mover = np.where(opening[:, 0] > opening[:, 1], 0, 1).astype(np.int8)
-    dice = np.sort(opening, axis=1)[:, ::-1].copy()
-    streams = DiceStreams(dice_rngs)
-    winner_seat = np.zeros(n, dtype=np.int8)
-    points = np.zeros(n, dtype=np.int8)
-    plies = np.zeros(n, dtype=np.int32)
-    active = np.ones(n, dtype=bool)
-    log: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-    while active.any():
-        idx = np.flatnonzero(active)
-        player = (mover[idx] != a_seat_arr[idx]).astype(np.int8)
-        after = checker_play(agents, player, boards[idx], dice[idx], rng)
-        if record:
-            log.append((idx, mover[idx].copy(), dice[idx].copy(), after))
-        plies[idx] += 1
-        done, pts = finish_games(after)
-        ended = idx[done]
-        winner_seat[ended] = mover[ended]
-        points[ended] = pts[done]
-        active[ended] = False
-        going = idx[~done]
-        boards[going] = flip(after[~done])
-        mover[going] ^= 1
-        if going.size:
-            dice[going] = streams.roll(going)
-            if plies[going].max() >= max_plies:
-                raise RuntimeError(f"a game did not finish within {max_plies} plies")
-    winner = (winner_seat != a_seat_arr).astype(np.int8)
-    records = _assemble_records(log, n, a_seat_arr, opening, winner_seat, points) if record else None
-    return GameResults(winner=winner, points=points, plies=plies, a_seat=a_seat_arr, records=records)
-
-
-def _assemble_records(log, n, a_seat, opening, winner_seat, points) -> list[GameRecord]:
-    games = np.concatenate([entry[0] for entry in log])
-    movers = np.concatenate([entry[1] for entry in log])
-    dice = np.concatenate([entry[2] for entry in log])
-    after = np.concatenate([entry[3] for entry in log])
-    order = np.argsort(games, kind="stable")  # plies of a game stay in time order
-    bounds = np.searchsorted(games[order], np.arange(n + 1))
-    out = []
-    for g in range(n):
-        sel = order[bounds[g] : bounds[g + 1]]
-        out.append(
-            GameRecord(
-                a_seat=int(a_seat[g]),
-                opening=(int(opening[g, 0]), int(opening[g, 1])),
-                movers=movers[sel],
-                dice=dice[sel],
-                afterstates=after[sel],
-                winner_seat=int(winner_seat[g]),
-                points=int(points[g]),
-            )
-        )
-    return out
+    return play(agents, dice_rngs, rng, a_seat=a_seat, record=record, max_plies=max_plies).cubeless()
 
 
 def dice_rng(seed: int, game: int) -> np.random.Generator:

@@ -35,7 +35,7 @@ import numpy as np
 import torch
 from torch.nn.utils import parameters_to_vector
 
-from bgai.agents.neural import group_argmax
+from bgai.agents.base import best_per_input as group_argmax
 from bgai.core.board import flip, result_kind, starting_board
 from bgai.core.equity import cubeless_equity, finished_probabilities, swap_perspective
 from bgai.core.movegen import afterstates
