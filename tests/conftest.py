@@ -1,11 +1,26 @@
-"""Shared test helpers: comparing bgai afterstates with GNU Backgammon's move generator (gnubg_nn)."""
+"""Shared test helpers: comparing bgai afterstates with GNU Backgammon's move generator (gnubg_nn); hand-built
+boards and the afterstates of the reference positions; whether gnubg_nn is installed and the agent to serve;
+uvicorn on a free loopback port.  Test modules import the plain helpers with ``from conftest import ...``
+(tests/ is on sys.path under pytest)."""
 
 from __future__ import annotations
 
+import os
+import socket
+import threading
+import time
 import types
 
 import numpy as np
 import pytest
+
+from bgai.core.board import flip
+from bgai.core.movegen import afterstates
+
+#: The seeded real-play positions (scripts/make_reference_positions.py).
+REFERENCE_POSITIONS = os.path.join(os.path.dirname(__file__), "data", "reference_positions.npz")
+#: The 21 rolls (d1 >= d2), int64 ``(21, 2)``.
+ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], dtype=np.int64)
 
 _NIBBLES = str.maketrans("ABCDEFGHIJKLMNOP", "0123456789abcdef")
 
@@ -37,3 +52,70 @@ def gnubg_ref():
     """Namespace with :func:`gnubg_keys` and :func:`gnubg_move_keys` (skips when gnubg_nn is missing)."""
     pytest.importorskip("gnubg_nn")
     return types.SimpleNamespace(keys=gnubg_keys, move_keys=gnubg_move_keys)
+
+
+def board_from_points(me=None, opp=None) -> np.ndarray:
+    """A bgai board from {point: checkers} per side, points 1..24 in that side's numbering, 25 = bar."""
+    b = np.zeros((2, 25), dtype=np.int8)
+    for row, side in ((0, me or {}), (1, opp or {})):
+        for p, n in side.items():
+            b[row, p - 1] = n
+    return b
+
+
+@pytest.fixture(scope="session")
+def reference_afterstates() -> np.ndarray:
+    """Unique afterstates (side on roll in row 0, read-only ``(M, 2, 25)`` int8, in order of first appearance) of
+    every reference position with each of the 21 rolls: several hundred thousand real-play positions."""
+    boards = np.load(REFERENCE_POSITIONS)["boards"]
+    after, _ = afterstates(np.repeat(boards, len(ROLLS), axis=0), np.tile(ROLLS, (len(boards), 1)))
+    after = np.ascontiguousarray(flip(after))
+    _, first = np.unique(after.reshape(len(after), -1).view("V50")[:, 0], return_index=True)  # unique boards
+    after = after[np.sort(first)]
+    after.setflags(write=False)
+    return after
+
+
+def has_gnubg_nn() -> bool:
+    """Whether gnubg_nn (GNU Backgammon's nets, the dev extra) is installed."""
+    try:
+        import gnubg_nn  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def probability_agent_spec() -> str:
+    """An agent with probabilities to serve ("gnubg") when gnubg_nn is installed, else "pubeval"."""
+    return "gnubg" if has_gnubg_nn() else "pubeval"
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 just now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class UvicornThread:
+    """uvicorn serving ``config`` (a ``uvicorn.Config`` on 127.0.0.1) in a daemon thread, started when this
+    returns (RuntimeError after 10 s); ``port``, ``url``; ``stop()`` ends it."""
+
+    def __init__(self, config) -> None:
+        import uvicorn
+
+        self.port = config.port
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        for _ in range(200):
+            if self.server.started:
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("uvicorn did not start")
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)

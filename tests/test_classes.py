@@ -8,13 +8,11 @@ bear-offs and low-checker contact positions built to hit the crashed rule's edge
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
+from conftest import board_from_points as board
 
 from bgai.core.board import flip, starting_board
-from bgai.core.movegen import afterstates
 from bgai.errors import InvalidPositionError
 from bgai.model.classes import (
     CLASS_BEAROFF,
@@ -26,18 +24,6 @@ from bgai.model.classes import (
     FROM_GNUBG_NN,
     classify,
 )
-
-FIXTURE = os.path.join(os.path.dirname(__file__), "data", "reference_positions.npz")
-ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], dtype=np.int64)
-
-
-def board(me=None, opp=None):
-    """A bgai board from {point: checkers} per side, points 1..24 in that side's numbering, 25 = bar."""
-    b = np.zeros((2, 25), dtype=np.int8)
-    for row, side in ((0, me or {}), (1, opp or {})):
-        for p, n in side.items():
-            b[row, p - 1] = n
-    return b
 
 
 def gnubg_classes(boards):
@@ -149,14 +135,9 @@ def random_positions(rng, n, kind):
     return out
 
 
-def test_classes_equal_gnubg_on_real_play_afterstates():
+def test_classes_equal_gnubg_on_real_play_afterstates(reference_afterstates):
     pytest.importorskip("gnubg_nn")
-    data = np.load(FIXTURE)
-    boards = data["boards"]
-    after, _ = afterstates(np.repeat(boards, len(ROLLS), axis=0), np.tile(ROLLS, (len(boards), 1)))
-    after = np.ascontiguousarray(flip(after))
-    _, first = np.unique(after.reshape(len(after), -1).view("V50")[:, 0], return_index=True)  # unique boards
-    after = after[np.sort(first)]
+    after = reference_afterstates
     assert len(after) >= 100_000
     mine = classify(after)
     ref = FROM_GNUBG_NN[gnubg_classes(after)]

@@ -20,9 +20,9 @@ import os
 
 import numpy as np
 import pytest
+from conftest import board_from_points as board
 
 from bgai.core.board import flip, starting_board, validation_errors
-from bgai.core.movegen import afterstates
 from bgai.errors import CheckpointError, ConfigError, InvalidPositionError
 from bgai.model.classes import (
     CLASS_BEAROFF,
@@ -43,19 +43,8 @@ from bgai.model.gnubg_inputs import (
     race_inputs,
 )
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "data", "reference_positions.npz")
-ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], dtype=np.int64)
 ME = {name: 200 + k for k, name in enumerate(HALF_FEATURES)}  # the side on roll's block
 OPP = {name: 225 + k for k, name in enumerate(HALF_FEATURES)}
-
-
-def board(me=None, opp=None):
-    """A bgai board from {point: checkers} per side, points 1..24 in that side's numbering, 25 = bar."""
-    b = np.zeros((2, 25), dtype=np.int8)
-    for row, side in ((0, me or {}), (1, opp or {})):
-        for p, n in side.items():
-            b[row, p - 1] = n
-    return b
 
 
 # ---- the slow reference ------------------------------------------------------------------------------------
@@ -279,15 +268,9 @@ def ref_race(b):
 # ---- positions ------------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def real_play():
+def real_play(reference_afterstates):
     """Unique afterstates (side on roll in row 0) of every fixture position and roll, and their classes."""
-    data = np.load(FIXTURE)
-    boards = data["boards"]
-    after, _ = afterstates(np.repeat(boards, len(ROLLS), axis=0), np.tile(ROLLS, (len(boards), 1)))
-    after = np.ascontiguousarray(flip(after))
-    _, first = np.unique(after.reshape(len(after), -1).view("V50")[:, 0], return_index=True)  # unique boards
-    after = after[np.sort(first)]
-    return after, classify(after)
+    return reference_afterstates, classify(reference_afterstates)
 
 
 def sample(boards, classes, wanted, n, seed, bar_share=0.3):

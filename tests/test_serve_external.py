@@ -10,6 +10,7 @@ import threading
 
 import numpy as np
 import pytest
+from conftest import has_gnubg_nn
 
 from bgai.core.board import starting_board
 from bgai.core.movegen import apply_steps, legal_plays
@@ -29,15 +30,7 @@ BAR_CUBE = (
 BAR_FANS = BAR_CUBE.replace(":-1:0:0:0:0:1:1:1:", ":-1:6:6:6:6:1:1:1:")
 
 
-def _gnubg_available() -> bool:
-    try:
-        import gnubg_nn  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_gnubg_nn = pytest.mark.skipif(not _gnubg_available(), reason="gnubg-nn (dev extra) is not installed")
+needs_gnubg_nn = pytest.mark.skipif(not has_gnubg_nn(), reason="gnubg-nn (dev extra) is not installed")
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ import subprocess
 import threading
 
 import pytest
+from conftest import probability_agent_spec
 
 from bgai.serve.bot import Bot
 from bgai.serve.external import ExternalServer
@@ -26,15 +27,6 @@ GNUBG = shutil.which("gnubg") or next(
 pytestmark = pytest.mark.skipif(
     GNUBG is None, reason="GNU Backgammon is not installed (Debian: apt-get install gnubg); real-client test skipped"
 )
-
-
-def _agent_spec() -> str:
-    """An agent with probabilities (so that bgai's cube decisions are exercised) when gnubg-nn is present."""
-    try:
-        import gnubg_nn  # noqa: F401
-    except ImportError:
-        return "pubeval"
-    return "gnubg"
 
 
 def _sgf_player0_actions(sgf: str) -> list[tuple]:
@@ -98,7 +90,7 @@ def test_gnubg_plays_a_match_against_bgai_and_accepts_every_answer(tmp_path):
         with lock:
             exchanges.append((line, reply))
 
-    spec = _agent_spec()
+    spec = probability_agent_spec()
     server = ExternalServer(("127.0.0.1", 0), Bot.from_spec(spec), seed=1, on_exchange=record)
     server.start_in_thread()
     sgf_path = tmp_path / "match.sgf"
@@ -265,7 +257,7 @@ def test_fibs_boards_are_read_as_gnubg_reads_them(tmp_path):
         eng.close()
 
 
-@pytest.mark.skipif(not _agent_spec() == "gnubg", reason="gnubg-nn (dev extra) is not installed")
+@pytest.mark.skipif(not probability_agent_spec() == "gnubg", reason="gnubg-nn (dev extra) is not installed")
 def test_evaluation_answers_agree_with_gnubgs_engine(tmp_path):
     """The same 'evaluation fibsboard' lines to gnubg's engine and to bgai serving the gnubg agent (gnubg-nn, the
     same kind of network at 0-ply): the same probabilities from the same side, the same kind of sixth number

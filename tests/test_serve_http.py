@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import socket
-import threading
 import time
 
 import httpx
 import numpy as np
 import pytest
+from conftest import UvicornThread, free_port, has_gnubg_nn
 
 from bgai.core.board import starting_board
 from bgai.core.movegen import legal_plays
@@ -21,38 +21,18 @@ START_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:3:0:10"
 START_WILDBG = "p24=2&p19=-5&p17=-3&p13=5&p12=-5&p8=3&p6=5&p1=-2"
 
 
-def _has_gnubg_nn() -> bool:
-    try:
-        import gnubg_nn  # noqa: F401
-    except ImportError:
-        return False
-    return True
+class Server(UvicornThread):
+    """The app of ``bot`` on a free loopback port, with an httpx client (``client``)."""
 
-
-class Server:
     def __init__(self, bot: Bot) -> None:
         import uvicorn
 
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        config = uvicorn.Config(create_app(bot), host="127.0.0.1", port=self.port, log_level="warning")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        for _ in range(200):
-            if self.server.started:
-                break
-            time.sleep(0.05)
-        else:
-            raise RuntimeError("uvicorn did not start")
-        self.url = f"http://127.0.0.1:{self.port}"
+        super().__init__(uvicorn.Config(create_app(bot), host="127.0.0.1", port=free_port(), log_level="warning"))
         self.client = httpx.Client(base_url=self.url, timeout=60)
 
     def stop(self) -> None:
         self.client.close()
-        self.server.should_exit = True
-        self.thread.join(10)
+        super().stop()
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +44,7 @@ def pubeval():
 
 @pytest.fixture(scope="module")
 def gnubg():
-    if not _has_gnubg_nn():
+    if not has_gnubg_nn():
         pytest.skip("gnubg-nn (dev extra) is not installed: no agent with probabilities to serve")
     s = Server(Bot.from_spec("gnubg"))
     yield s

@@ -17,6 +17,7 @@ import time
 import httpx
 import numpy as np
 import pytest
+from conftest import UvicornThread, free_port
 
 from bgai.agents.registry import make_agent
 from bgai.serve.bot import Bot
@@ -29,33 +30,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIMIT, TIMEOUT = 3, 1.0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Http:
+class Http(UvicornThread):
     """uvicorn on a free loopback port, configured as ``bgai serve http`` configures it."""
 
     def __init__(self, app, **limits) -> None:
-        import uvicorn
-
-        self.port = _free_port()
-        self.server = uvicorn.Server(http_server_config(app, "127.0.0.1", self.port, log_level="warning", **limits))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        for _ in range(200):
-            if self.server.started:
-                break
-            time.sleep(0.05)
-        else:
-            raise RuntimeError("uvicorn did not start")
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
+        super().__init__(http_server_config(app, "127.0.0.1", free_port(), log_level="warning", **limits))
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +77,17 @@ def _get(port: int, path: str = "/api/info", host: str | None = "127.0.0.1", met
     return int(lines[0].split()[1]), {k.lower(): v for k, v in headers.items()}, body.decode()
 
 
+def _assert_closed_silently_after_timeout(silent: list[socket.socket], opened: float) -> None:
+    """Each connection in ``silent`` (opened at ``opened``, monotonic) is closed by the server without an answer,
+    about :data:`TIMEOUT` seconds after it was opened."""
+    for s in silent:
+        data, _ = _read_all(s, 10)
+        s.close()
+        assert data == b""
+    took = time.monotonic() - opened
+    assert TIMEOUT - 0.1 <= took <= TIMEOUT + 3, took
+
+
 # ------------------------------------------------------------------------------------------------------- HTTP
 def test_http_refuses_connections_beyond_the_limit_and_closes_silent_ones(http):
     silent = [_connect(http.port) for _ in range(LIMIT)]
@@ -111,12 +101,7 @@ def test_http_refuses_connections_beyond_the_limit_and_closes_silent_ones(http):
         body = json.loads(data.partition(b"\r\n\r\n")[2])
         assert body == {"message": f"too many connections (at most {LIMIT}); try again later"}
     # the silent ones are closed by the server after the timeout, without an answer
-    for s in silent:
-        data, _ = _read_all(s, 10)
-        s.close()
-        assert data == b""
-    took = time.monotonic() - opened
-    assert TIMEOUT - 0.1 <= took <= TIMEOUT + 3, took
+    _assert_closed_silently_after_timeout(silent, opened)
     # and the server answers again
     status, _, body = _get(http.port)
     assert status == 200 and json.loads(body)["agent"] == "pubeval"
@@ -249,12 +234,7 @@ def test_external_server_refuses_beyond_the_limit_and_closes_idle_connections():
             extra.close()
             assert data == f"Error: too many connections (at most {LIMIT})\n".encode() and took < 2
         assert threading.active_count() - threads_before == LIMIT  # no thread for a refused connection
-        for s in silent:
-            data, _ = _read_all(s, 10)
-            s.close()
-            assert data == b""
-        took = time.monotonic() - opened
-        assert TIMEOUT - 0.1 <= took <= TIMEOUT + 3, took
+        _assert_closed_silently_after_timeout(silent, opened)
         # an active client outlives the timeout; new clients are served again
         with _connect(server.port) as s:
             f = s.makefile("rb")
@@ -324,7 +304,7 @@ def test_cli_serve_passes_the_limits_on():
     finally:
         proc.terminate()
         proc.wait(10)
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "bgai", "serve", "http", "--port", str(port), "--agent", "pubeval",
          "--max-connections", "1", "--timeout", "1", "--allow-host", "bgai.example"],

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 
 import pytest
+from conftest import probability_agent_spec
 from test_serve_http import Server  # noqa: E402 (tests/ is on sys.path under pytest)
 
 from bgai.core.board import flip, is_game_over, result_kind, starting_board
@@ -28,17 +29,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _agent() -> str:
-    try:
-        import gnubg_nn  # noqa: F401
-    except ImportError:
-        return "pubeval"
-    return "gnubg"  # an agent with probabilities, so the page shows win/gammon chances
-
-
 @pytest.fixture(scope="module")
 def server():
-    bot = Bot.from_spec(_agent())
+    bot = Bot.from_spec(probability_agent_spec())  # with probabilities, the page shows win/gammon chances
     s = Server(bot)
     s.bot = bot
     yield s
@@ -147,7 +140,7 @@ def test_a_whole_game_through_the_page(server, tmp_path):
     # the board is drawn: the final position's checkers, and the bot's evaluation of its last play
     assert dom.count('class="checker') + dom.count('class="off') >= 15
     assert "bgai played" in dom
-    if _agent() == "gnubg":
+    if probability_agent_spec() == "gnubg":
         assert "bgai wins" in dom and "equity" in dom
         # the cube was used both ways (with this seed): the bot doubled and took, you doubled and took
         assert any(x.startswith("bgai doubles to") for x in log) and any(x.startswith("You take") for x in log)

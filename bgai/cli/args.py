@@ -8,18 +8,25 @@
   64-bit signed), else a one-line usage error.
 * :func:`batch_lines`: the lines of a ``--batch`` file or stdin, decoded one by one, so that a line that is
   not UTF-8 text is an error for that line only; stdin is read a line at a time (a program can drive the
-  command through a pipe).
+  command through a pipe).  :func:`batch_items` reads each non-blank line with the command's own reader, and
+  :func:`reading_batch` turns a file that cannot be read into one error.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import BinaryIO, Iterator, TextIO
+from collections.abc import Callable
+from contextlib import contextmanager
+from typing import BinaryIO, Iterator, TextIO, TypeVar
 
-from bgai.errors import quote_input, shorten_message
+from bgai.errors import BgaiError, quote_input, shorten_message
 
-__all__ = ["BgaiArgumentParser", "seed_type", "MAX_SEED", "batch_lines", "error_text"]
+__all__ = [
+    "BgaiArgumentParser", "seed_type", "MAX_SEED", "batch_lines", "batch_items", "reading_batch", "error_text",
+]
+
+T = TypeVar("T")
 
 #: Largest seed accepted (seeds are stored as signed 64-bit integers).
 MAX_SEED = 2**63 - 1
@@ -107,3 +114,38 @@ def batch_lines(path: str, stdin: TextIO | None = None) -> Iterator[tuple[int, s
         for n, raw in enumerate(fh, 1):
             text, err = _decode(raw, n)
             yield n, None if text is None else text.rstrip("\r\n"), err
+
+
+def batch_items(path: str, read: Callable[[str], T]) -> Iterator[tuple[int, T | BgaiError]]:
+    """The non-blank lines of a batch file (``'-'`` = stdin, see :func:`batch_lines`), each read as it comes by
+    ``read`` (called with the line stripped): ``(line number, what read returned)``, or ``(line number,
+    error)`` for a line that is not UTF-8 text or that ``read`` refuses with a :class:`bgai.errors.BgaiError`.
+
+    Raises:
+        OSError: the file cannot be opened or read (see :func:`reading_batch`).
+    """
+    for n, text, bad in batch_lines(path):
+        if bad is not None:
+            yield n, BgaiError(bad)
+            continue
+        if not text.strip():
+            continue
+        try:
+            item = read(text.strip())
+        except BgaiError as exc:
+            yield n, exc
+            continue
+        yield n, item
+
+
+@contextmanager
+def reading_batch(path: str) -> Iterator[None]:
+    """Around the processing of a batch file: an :class:`OSError` (the file cannot be opened or read) becomes
+    the one-line :class:`bgai.errors.BgaiError` ``cannot read batch file '<path>': <reason>``; a broken pipe on
+    the output passes unchanged (the command line handles it)."""
+    try:
+        yield
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
+        raise BgaiError(f"cannot read batch file {quote_input(path)}: {exc.strerror or exc}") from None

@@ -42,9 +42,9 @@ from __future__ import annotations
 import json
 import sys
 
-from bgai.cli.args import batch_lines, error_text
+from bgai.cli.args import batch_items, error_text, reading_batch
 from bgai.cli.moves import CHUNK
-from bgai.errors import BgaiError, quote_input
+from bgai.errors import BgaiError
 
 
 def register(subparsers) -> None:
@@ -248,12 +248,8 @@ def _run_cube_hint(args, agent, req) -> int:
 
 
 def _run_batch(agent, path: str) -> int:
-    try:
+    with reading_batch(path):
         return _process(agent, path, chunk=1 if path == "-" else CHUNK)
-    except OSError as exc:
-        if isinstance(exc, BrokenPipeError):
-            raise
-        raise BgaiError(f"cannot read batch file {quote_input(path)}: {exc.strerror or exc}") from None
 
 
 def _process(agent, path: str, *, chunk: int) -> int:
@@ -263,6 +259,12 @@ def _process(agent, path: str, *, chunk: int) -> int:
     out = sys.stdout
     failed = False
     pending = []  # (line number, request) with dice
+
+    def read(text: str):
+        """A request with dice, or (request, cube decision) for a position without dice."""
+        parts = text.split(None, 1)
+        req = read_position_request(parts[0], parts[1] if len(parts) > 1 else None)
+        return req if req.dice is not None else (req, decide_cube(agent, req.board, req.cube_state))
 
     def write(obj: dict) -> None:
         out.write(json.dumps(obj) + "\n")
@@ -289,28 +291,19 @@ def _process(agent, path: str, *, chunk: int) -> int:
             pending.clear()
         out.flush()
 
-    for n, text, bad in batch_lines(path):
-        if bad is None and not text.strip():
-            continue
-        try:
-            if bad is not None:
-                raise BgaiError(bad)
-            parts = text.strip().split(None, 1)
-            req = read_position_request(parts[0], parts[1] if len(parts) > 1 else None)
-            if req.dice is None:  # a cube decision
-                decision = decide_cube(agent, req.board, req.cube_state)
-                flush()
-                write(_cube_record(agent, req, decision, full=False))
-                out.flush()
-                continue
-        except BgaiError as exc:
+    for n, item in batch_items(path, read):
+        if isinstance(item, BgaiError):
             flush()  # keep the output in input order
             failed = True
-            write({"line": n, "error": error_text(exc)})
+            write({"line": n, "error": error_text(item)})
             out.flush()
-            continue
-        pending.append((n, req))
-        if len(pending) >= chunk:
+        elif isinstance(item, tuple):  # a cube decision
             flush()
+            write(_cube_record(agent, item[0], item[1], full=False))
+            out.flush()
+        else:
+            pending.append((n, item))
+            if len(pending) >= chunk:
+                flush()
     flush()
     return 1 if failed else 0

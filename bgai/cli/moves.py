@@ -30,7 +30,7 @@ from typing import TextIO
 
 import numpy as np
 
-from bgai.cli.args import batch_lines, error_text
+from bgai.cli.args import batch_items, error_text, reading_batch
 from bgai.core.board import render
 from bgai.core.dice import Dice
 from bgai.core.movegen import legal_plays
@@ -144,12 +144,8 @@ def format_table(record: dict) -> str:
 
 
 def _run_batch(path: str) -> int:
-    try:
+    with reading_batch(path):
         return _process(path, sys.stdout, chunk=1 if path == "-" else CHUNK)
-    except OSError as exc:
-        if isinstance(exc, BrokenPipeError):
-            raise
-        raise BgaiError(f"cannot read batch file {quote_input(path)}: {exc.strerror or exc}") from None
 
 
 def _process(path: str, out: TextIO, *, chunk: int) -> int:
@@ -162,19 +158,14 @@ def _process(path: str, out: TextIO, *, chunk: int) -> int:
         pending.clear()
         out.flush()
 
-    for n, text, bad in batch_lines(path):
-        if bad is None and not text.strip():
-            continue
-        try:
-            if bad is not None:
-                raise BgaiError(bad)
-            pending.append(read_line(text.strip()))
-        except BgaiError as exc:
+    for n, item in batch_items(path, read_line):
+        if isinstance(item, BgaiError):
             flush()  # keep the output in input order
             failed = True
-            out.write(json.dumps({"line": n, "error": error_text(exc)}) + "\n")
+            out.write(json.dumps({"line": n, "error": error_text(item)}) + "\n")
             out.flush()
             continue
+        pending.append(item)
         if len(pending) >= chunk:
             flush()
     flush()

@@ -12,10 +12,10 @@ exists only in match play, money play has no score, the cube is within the money
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field, replace
 
 from bgai.errors import MatchStateError
+from bgai.util.integers import is_int
 
 __all__ = ["CubeState", "CENTRED", "ME", "OPPONENT", "DEFAULT_MET"]
 
@@ -25,10 +25,6 @@ CENTRED, ME, OPPONENT = -1, 0, 1
 #: Name of the match equity table a state uses unless told otherwise (the one :mod:`bgai.game.met` loads by
 #: default; ``tests/test_request.py`` checks that the two agree).
 DEFAULT_MET = "kazaross-xg2"
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
 @dataclass(frozen=True)
@@ -62,38 +58,60 @@ class CubeState:
     met_name: str = field(default=DEFAULT_MET, compare=True)
 
     def __post_init__(self) -> None:
+        self._check_cube()
+        score = self._check_length_and_score()
+        object.__setattr__(self, "score", (int(score[0]), int(score[1])))
+        if self.match_length > 0:
+            self._check_match_score(score)
+        else:
+            self._check_money_score(score)
+        self._check_cube_limit()
+
+    def _check_cube(self) -> None:
+        """Cube value and owner."""
         cv = self.cube_value
-        if not _is_int(cv) or cv < 1 or (int(cv) & (int(cv) - 1)):
+        if not is_int(cv) or cv < 1 or (int(cv) & (int(cv) - 1)):
             raise MatchStateError(f"cube value {cv!r} is not a power of two (1, 2, 4, 8, ...)")
-        if not _is_int(self.owner) or self.owner not in (CENTRED, ME, OPPONENT):
+        if not is_int(self.owner) or self.owner not in (CENTRED, ME, OPPONENT):
             raise MatchStateError(f"cube owner {self.owner!r} must be -1 (centred), 0 (side on roll) or 1 (opponent)")
         if self.owner == CENTRED and cv != 1:
             raise MatchStateError(f"a centred cube must be on 1, not {cv} (a turned cube has an owner)")
+
+    def _check_length_and_score(self) -> tuple:
+        """Match length and score types; returns the score as given, as a tuple."""
         ml = self.match_length
-        if not _is_int(ml) or ml < 0:
+        if not is_int(ml) or ml < 0:
             raise MatchStateError(f"match length {ml!r} must be 0 (money) or a positive number of points")
         score = tuple(self.score)
-        if len(score) != 2 or not all(_is_int(s) and s >= 0 for s in score):
+        if len(score) != 2 or not all(is_int(s) and s >= 0 for s in score):
             raise MatchStateError(f"score {self.score!r} must be two non-negative integers")
-        object.__setattr__(self, "score", (int(score[0]), int(score[1])))
-        if ml > 0:
-            if max(score) >= ml:
-                raise MatchStateError(f"score {score[0]}-{score[1]} is not below the match length {ml}")
-            if self.crawford and ml - 1 not in score:
-                raise MatchStateError(
-                    f"Crawford game flag set but neither side is 1-away (score {score[0]}-{score[1]}, length {ml})"
-                )
-        else:
-            if self.crawford:
-                raise MatchStateError("Crawford game flag set in a money game (match length 0)")
-            if score != (0, 0):
-                raise MatchStateError(f"money game with a score {score}: give match_length for match play")
+        return score
+
+    def _check_match_score(self, score: tuple) -> None:
+        """Match play: the score below the match length, a Crawford game with a side 1-away."""
+        ml = self.match_length
+        if max(score) >= ml:
+            raise MatchStateError(f"score {score[0]}-{score[1]} is not below the match length {ml}")
+        if self.crawford and ml - 1 not in score:
+            raise MatchStateError(
+                f"Crawford game flag set but neither side is 1-away (score {score[0]}-{score[1]}, length {ml})"
+            )
+
+    def _check_money_score(self, score: tuple) -> None:
+        """Money play: no Crawford game, no score."""
+        if self.crawford:
+            raise MatchStateError("Crawford game flag set in a money game (match length 0)")
+        if score != (0, 0):
+            raise MatchStateError(f"money game with a score {score}: give match_length for match play")
+
+    def _check_cube_limit(self) -> None:
+        """A cube limit is a power of two, not below the cube."""
         if self.cube_limit is not None:
             lim = self.cube_limit
-            if not _is_int(lim) or lim < 1 or (int(lim) & (int(lim) - 1)):
+            if not is_int(lim) or lim < 1 or (int(lim) & (int(lim) - 1)):
                 raise MatchStateError(f"cube limit {lim!r} is not a power of two")
-            if lim < cv:
-                raise MatchStateError(f"cube value {cv} is above the cube limit {lim}")
+            if lim < self.cube_value:
+                raise MatchStateError(f"cube value {self.cube_value} is above the cube limit {lim}")
 
     # -- derived -----------------------------------------------------------------------------------------------
     @property

@@ -7,11 +7,11 @@ roll gets the same message everywhere.  A roll is written one way, ``'3-1'`` (``
 
 from __future__ import annotations
 
-import numbers
 import re
 from dataclasses import dataclass
 
 from bgai.errors import InvalidDiceError, quote_input
+from bgai.util.integers import is_int
 
 __all__ = ["Dice"]
 
@@ -19,10 +19,6 @@ __all__ = ["Dice"]
 # reported as "die 7 is not 1..6" rather than as unreadable text
 _DICE_RE = re.compile(r"\s*([0-9])\s*[-,\s]?\s*([0-9])\s*")
 _SPELLINGS = "31, 3-1, 3 1 or 3,1"
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
 @dataclass(frozen=True)
@@ -42,7 +38,7 @@ class Dice:
 
     def __post_init__(self) -> None:
         for d in (self.d1, self.d2):
-            if not _is_int(d):
+            if not is_int(d):
                 raise InvalidDiceError(f"bad dice ({self.d1!r}, {self.d2!r}): dice must be integers 1..6")
             if not 1 <= d <= 6:
                 raise InvalidDiceError(f"bad dice {self.d1}-{self.d2}: die {d} is not 1..6")
@@ -83,7 +79,7 @@ class Dice:
             ) from None
         if len(items) != 2:
             raise InvalidDiceError(f"bad dice {quote_input(value)}: expected two dice, got {len(items)}")
-        if not all(_is_int(d) for d in items):
+        if not all(is_int(d) for d in items):
             raise InvalidDiceError(f"bad dice {quote_input(value)}: dice must be integers 1..6")
         for d in items:
             if not 1 <= d <= 6:

@@ -50,6 +50,13 @@ def format_play(steps: Sequence[tuple]) -> str:
     """
     moves = sorted(((int(s[0]), int(s[1])) for s in steps), reverse=True)
     hits = {int(s[1]) for s in steps if len(s) > 2 and s[2]}
+    starred: set[int] = set()
+    return " ".join(_path_text(path, count, hits, starred) for path, count in _grouped(_chained(moves, hits)))
+
+
+def _chained(moves: list[tuple[int, int]], hits: set[int]) -> list[list[int]]:
+    """Single-die moves (sorted from the highest point) joined into checker paths: a move that starts where an
+    earlier one ends continues it; the intermediate point is kept only where a blot was hit."""
     paths: list[list[int] | None] = [[f, t] for f, t in moves]
     for i in range(len(paths)):
         for j in range(i, len(paths)):
@@ -62,32 +69,36 @@ def format_play(steps: Sequence[tuple]) -> str:
                 else:
                     pi[-1] = pj[-1]
                 paths[j] = None
+    return [p for p in paths if p is not None]
+
+
+def _grouped(paths: list[list[int]]) -> list[list]:
+    """``[path, count]`` of equal paths, in order of first appearance."""
     grouped: list[list] = []
     for p in paths:
-        if p is None:
-            continue
         for g in grouped:
             if g[0] == p:
                 g[1] += 1
                 break
         else:
             grouped.append([p, 1])
-    out = []
-    starred: set[int] = set()
-    for path, count in grouped:
-        text = _pt(path[0])
-        for mid in path[1:-1]:
-            text += f"/{_pt(mid)}*"
-            starred.add(mid)
-        dest = path[-1]
-        text += f"/{_pt(dest)}"
-        if dest and dest in hits and dest not in starred:
-            text += "*"
-            starred.add(dest)
-        if count > 1:
-            text += f"({count})"
-        out.append(text)
-    return " ".join(out)
+    return grouped
+
+
+def _path_text(path: list[int], count: int, hits: set[int], starred: set[int]) -> str:
+    """``'24/18*/13'``, ``'8/2(2)'``: a ``*`` after each hit point not starred yet (``starred`` is updated)."""
+    text = _pt(path[0])
+    for mid in path[1:-1]:
+        text += f"/{_pt(mid)}*"
+        starred.add(mid)
+    dest = path[-1]
+    text += f"/{_pt(dest)}"
+    if dest and dest in hits and dest not in starred:
+        text += "*"
+        starred.add(dest)
+    if count > 1:
+        text += f"({count})"
+    return text
 
 
 def format_play_plain(steps: Sequence[tuple]) -> str:

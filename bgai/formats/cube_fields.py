@@ -18,7 +18,7 @@ import numpy as np
 from bgai.core.board import as_batch, is_game_over
 from bgai.core.cube_state import CENTRED, ME, OPPONENT, CubeState
 from bgai.core.dice import Dice
-from bgai.errors import FIBSBoardError, MatchIDError, MatchStateError, XGIDError
+from bgai.errors import BgaiError, FIBSBoardError, MatchIDError, MatchStateError, XGIDError
 from bgai.formats.fibs import FIBSState
 from bgai.formats.match_id import MatchState
 from bgai.formats.xgid import XGIDState
@@ -83,19 +83,37 @@ def cube_state_from_match_state(ms: MatchState, *, where: str = "match state") -
             1-away side, ...), as ``"<where>: ..."``.
     """
     p = ms.player_on_roll
-    owner = CENTRED if ms.cube_owner == CENTRED else (ME if ms.cube_owner == p else OPPONENT)
-    money = ms.match_length == 0
+    return _cube_state(
+        MatchIDError,
+        where,
+        cube_value=ms.cube_value,
+        owner=CENTRED if ms.cube_owner == CENTRED else (ME if ms.cube_owner == p else OPPONENT),
+        match_length=ms.match_length,
+        score=(ms.score[p], ms.score[1 - p]) if ms.match_length != 0 else (0, 0),
+        crawford=ms.crawford,
+        jacoby=bool(ms.jacoby),
+    )
+
+
+def _cube_state(
+    error: type[BgaiError], where: str, *, cube_value, owner, match_length, score, crawford, jacoby, cube_limit=None
+) -> CubeState:
+    """The :class:`CubeState` of one format's fields, already from the side on roll's view: money play keeps the
+    Jacoby rule and no score, match play the score and no Jacoby rule; a state no game can have raises
+    ``error("<where>: <what>")``."""
+    money = match_length == 0
     try:
         return CubeState(
-            cube_value=ms.cube_value,
+            cube_value=cube_value,
             owner=owner,
-            match_length=ms.match_length,
-            score=(0, 0) if money else (ms.score[p], ms.score[1 - p]),
-            crawford=ms.crawford,
-            jacoby=bool(ms.jacoby) if money else False,
+            match_length=match_length,
+            score=(0, 0) if money else tuple(score),
+            crawford=crawford,
+            jacoby=jacoby if money else False,
+            cube_limit=cube_limit,
         )
     except MatchStateError as exc:
-        raise MatchIDError(f"{where}: {exc}") from None
+        raise error(f"{where}: {exc}") from None
 
 
 def match_state_from_cube_state(
@@ -145,19 +163,17 @@ def cube_state_from_xgid(st: XGIDState, *, where: str = "XGID") -> CubeState:
     """
     if st.crawford and st.cube_value != 1:
         raise XGIDError(f"{where}: the cube was turned in the Crawford game")
-    money = st.match_length == 0
-    try:
-        return CubeState(
-            cube_value=st.cube_value,
-            owner=st.cube_owner,
-            match_length=st.match_length,
-            score=(0, 0) if money else tuple(st.score),
-            crawford=st.crawford,
-            jacoby=st.jacoby if money else False,
-            cube_limit=(1 << st.max_cube) if money else None,
-        )
-    except MatchStateError as exc:
-        raise XGIDError(f"{where}: {exc}") from None
+    return _cube_state(
+        XGIDError,
+        where,
+        cube_value=st.cube_value,
+        owner=st.cube_owner,
+        match_length=st.match_length,
+        score=st.score,
+        crawford=st.crawford,
+        jacoby=st.jacoby,
+        cube_limit=(1 << st.max_cube) if st.match_length == 0 else None,
+    )
 
 
 def xgid_state_from_cube_state(
@@ -202,18 +218,16 @@ def cube_state_from_fibs(fs: FIBSState, *, jacoby: bool = True, crawford_rule: b
     crawford = fs.crawford and crawford_rule
     if crawford and fs.cube_value != 1:
         raise FIBSBoardError("FIBS board: the cube was turned in the Crawford game")
-    money = fs.match_length == 0
-    try:
-        return CubeState(
-            cube_value=fs.cube_value,
-            owner=fs.cube_owner,
-            match_length=fs.match_length,
-            score=(0, 0) if money else tuple(fs.score),
-            crawford=crawford,
-            jacoby=bool(jacoby) if money else False,
-        )
-    except MatchStateError as exc:
-        raise FIBSBoardError(f"FIBS board: {exc}") from None
+    return _cube_state(
+        FIBSBoardError,
+        "FIBS board",
+        cube_value=fs.cube_value,
+        owner=fs.cube_owner,
+        match_length=fs.match_length,
+        score=fs.score,
+        crawford=crawford,
+        jacoby=bool(jacoby),
+    )
 
 
 def fibs_state_from_cube_state(

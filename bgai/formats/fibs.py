@@ -270,12 +270,49 @@ def interpret_fibs_board(fb: FIBSBoard | str, *, scores: str = "fibs") -> FIBSSt
     """
     if isinstance(fb, str):
         fb = parse_fibs_board(fb)
+    _check_sides(fb)
+    match_length = _match_length(fb)
+    if scores not in SCORE_CONVENTIONS:
+        raise ValueError(f"scores must be one of {SCORE_CONVENTIONS}, got {scores!r}")
+    doubled = bool(fb.was_doubled) or (not fb.may_double and not fb.opponent_may_double)
+    you_on_turn = fb.turn == fb.color
+    names, (score, opp_score), cube_owner = _names_scores_owner(fb, doubled, you_on_turn, scores)
+    board = _board_of_side_on_turn(fb, you_on_turn)
+    if doubled:
+        board = board[::-1].copy()  # the side to act is the player who was doubled
+    dice = _dice_of_side_to_act(fb, doubled)
+    crawford = bool(
+        match_length
+        and (match_length - score == 1 or match_length - opp_score == 1)
+        and not (fb.post_crawford or fb.non_crawford)
+    )
+    if fb.cube < 1 or fb.cube & (fb.cube - 1):
+        raise FIBSBoardError(f"FIBS board cube must be a power of two >= 1, got {fb.cube}")
+    return FIBSState(
+        board=board,
+        dice=dice,
+        match_length=match_length,
+        score=(score, opp_score),
+        cube_value=fb.cube,
+        cube_owner=cube_owner,
+        doubled=doubled,
+        crawford=crawford,
+        names=names,
+    )
+
+
+def _check_sides(fb: FIBSBoard) -> None:
+    """``turn``, ``color`` and ``direction`` are -1 or 1 (turn 0: the game is over)."""
     for name in ("turn", "color", "direction"):
         v = getattr(fb, name)
         if v not in (-1, 1):
             if v == 0 and name == "turn":
                 raise FIBSBoardError("FIBS board has turn 0 (game over): there is no decision to make")
             raise FIBSBoardError(f"FIBS board field {name} must be -1 or 1, got {v}")
+
+
+def _match_length(fb: FIBSBoard) -> int:
+    """The match length (0 for money play, also for FIBS's "unlimited"), checked with the scores."""
     match_length = fb.match_length
     if match_length == FIBS_UNLIMITED:
         match_length = 0
@@ -287,11 +324,14 @@ def interpret_fibs_board(fb: FIBSBoard | str, *, scores: str = "fibs") -> FIBSSt
         raise FIBSBoardError(
             f"FIBS board score {fb.score}-{fb.opponent_score} is not below the match length {match_length}"
         )
+    return match_length
 
-    if scores not in SCORE_CONVENTIONS:
-        raise ValueError(f"scores must be one of {SCORE_CONVENTIONS}, got {scores!r}")
-    doubled = bool(fb.was_doubled) or (not fb.may_double and not fb.opponent_may_double)
-    you_on_turn = fb.turn == fb.color
+
+def _names_scores_owner(
+    fb: FIBSBoard, doubled: bool, you_on_turn: bool, scores: str
+) -> tuple[tuple[str, str], tuple[int, int], int]:
+    """(names, score, cube owner) from the view of the side to act: the cube owner is whoever alone may double
+    (-1 centred, 0 the side to act, 1 the opponent); ``scores`` as in :func:`interpret_fibs_board`."""
     must_swap = doubled != (not you_on_turn)  # the side that must act is not "you"
     score, opp_score = fb.score, fb.opponent_score
     can_double, opp_can_double = bool(fb.may_double), bool(fb.opponent_may_double)
@@ -301,8 +341,12 @@ def interpret_fibs_board(fb: FIBSBoard | str, *, scores: str = "fibs") -> FIBSSt
         names = (fb.opponent, fb.player)
     if must_swap != (scores == "gnubg" and not doubled):
         score, opp_score = opp_score, score
+    cube_owner = -1 if can_double == opp_can_double else (0 if can_double else 1)
+    return names, (score, opp_score), cube_owner
 
-    # The side on turn (fb.turn's colour) and its direction.
+
+def _board_of_side_on_turn(fb: FIBSBoard, you_on_turn: bool) -> np.ndarray:
+    """The ``(2, 25)`` int16 board with the side on turn (``fb.turn``'s colour) in row 0."""
     color = fb.turn
     direction = fb.direction if you_on_turn else -fb.direction
     pts = fb.points
@@ -323,36 +367,18 @@ def interpret_fibs_board(fb: FIBSBoard | str, *, scores: str = "fibs") -> FIBSSt
                 f"FIBS board: checkers of the wrong colour on the {'on-turn' if who == 0 else 'other'} side's bar ({v})"
             )
         board[who, BAR] = abs(v)
-    if doubled:
-        board = board[::-1].copy()  # the side to act is the player who was doubled
+    return board
 
+
+def _dice_of_side_to_act(fb: FIBSBoard, doubled: bool) -> tuple[int, int] | None:
+    """Both dice fields checked; the rolled dice, or None (not rolled, or a double pending)."""
     for name, pair in (("dice", fb.dice), ("opponent dice", fb.opponent_dice)):
         if tuple(pair) != (0, 0) and not all(1 <= d <= 6 for d in pair):
             raise FIBSBoardError(
                 f"FIBS board {name} must be two values 1..6 or 0:0 (not rolled), got {pair[0]}:{pair[1]}"
             )
     dice_raw = fb.dice if fb.dice[0] else fb.opponent_dice
-    dice = None if doubled or not dice_raw[0] else (int(dice_raw[0]), int(dice_raw[1]))
-
-    cube_owner = -1 if can_double == opp_can_double else (0 if can_double else 1)
-    crawford = bool(
-        match_length
-        and (match_length - score == 1 or match_length - opp_score == 1)
-        and not (fb.post_crawford or fb.non_crawford)
-    )
-    if fb.cube < 1 or fb.cube & (fb.cube - 1):
-        raise FIBSBoardError(f"FIBS board cube must be a power of two >= 1, got {fb.cube}")
-    return FIBSState(
-        board=board,
-        dice=dice,
-        match_length=match_length,
-        score=(score, opp_score),
-        cube_value=fb.cube,
-        cube_owner=cube_owner,
-        doubled=doubled,
-        crawford=crawford,
-        names=names,
-    )
+    return None if doubled or not dice_raw[0] else (int(dice_raw[0]), int(dice_raw[1]))
 
 
 def format_fibs_board(state: FIBSState, *, scores: str = "fibs") -> str:

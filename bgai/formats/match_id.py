@@ -41,13 +41,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import numbers
 import re
 from dataclasses import dataclass
 
 from bgai.errors import MatchIDError
+from bgai.util.integers import is_int
 
-__all__ = ["MATCH_ID_LENGTH", "GAME_STATES", "MatchState", "encode_match_id", "decode_match_id"]
+__all__ = ["MATCH_ID_LENGTH", "GAME_STATES", "MatchState", "crawford_fault", "encode_match_id", "decode_match_id"]
 
 #: Length of a Match ID in characters.
 MATCH_ID_LENGTH = 12
@@ -128,47 +128,79 @@ class MatchState:
                 match length in a match still being played, Crawford in a money game, in a 1-point match or
                 with neither side 1-away, ``jacoby`` not a bool.
         """
+        self._check_cube()
+        self._check_players()
+        self._check_dice()
+        self._check_length_and_score()
+        if not isinstance(self.jacoby, bool):
+            raise MatchIDError(f"jacoby {self.jacoby!r} must be True or False")
+        if self.crawford:
+            fault = crawford_fault(self.match_length, tuple(self.score))
+            if fault is not None:
+                raise MatchIDError(fault)
+        return self
+
+    def _check_cube(self) -> None:
         cv = self.cube_value
-        if not _is_int(cv) or cv < 1 or cv > 1 << 15 or cv & (cv - 1):
+        if not is_int(cv) or cv < 1 or cv > 1 << 15 or cv & (cv - 1):
             raise MatchIDError(f"cube value {cv!r} is not a power of two from 1 to 2**15 (32768)")
-        if not _is_int(self.cube_owner) or self.cube_owner not in (-1, 0, 1):
+        if not is_int(self.cube_owner) or self.cube_owner not in (-1, 0, 1):
             raise MatchIDError(f"cube owner {self.cube_owner!r} must be -1 (centred), 0 or 1")
+
+    def _check_players(self) -> None:
+        """Player on roll, turn, game state and resignation."""
         for name in ("player_on_roll", "turn"):
             v = getattr(self, name)
-            if not _is_int(v) or v not in (0, 1):
+            if not is_int(v) or v not in (0, 1):
                 raise MatchIDError(f"{name.replace('_', ' ')} {v!r} must be player 0 or 1")
-        if not _is_int(self.game_state) or self.game_state not in GAME_STATES:
+        if not is_int(self.game_state) or self.game_state not in GAME_STATES:
             raise MatchIDError(f"game state {self.game_state!r} must be 0..4 ({GAME_STATES})")
-        if not _is_int(self.resign) or not 0 <= self.resign <= 3:
+        if not is_int(self.resign) or not 0 <= self.resign <= 3:
             raise MatchIDError(f"resignation {self.resign!r} must be 0 (none), 1, 2 or 3")
+
+    def _check_dice(self) -> None:
         dice = tuple(self.dice)
-        if len(dice) != 2 or not all(_is_int(d) for d in dice):
+        if len(dice) != 2 or not all(is_int(d) for d in dice):
             raise MatchIDError(f"dice {self.dice!r} must be two integers")
         if dice != (0, 0) and not all(1 <= d <= 6 for d in dice):
             raise MatchIDError(f"dice {dice!r} must both be 1..6, or (0, 0) when not rolled")
+
+    def _check_length_and_score(self) -> None:
         ml = self.match_length
-        if not _is_int(ml) or not 0 <= ml <= _MAX_15BIT:
+        if not is_int(ml) or not 0 <= ml <= _MAX_15BIT:
             raise MatchIDError(f"match length {ml!r} must be 0 (money) .. {_MAX_15BIT}")
         score = tuple(self.score)
-        if len(score) != 2 or not all(_is_int(s) and 0 <= s <= _MAX_15BIT for s in score):
+        if len(score) != 2 or not all(is_int(s) and 0 <= s <= _MAX_15BIT for s in score):
             raise MatchIDError(f"score {self.score!r} must be two integers 0..{_MAX_15BIT}")
         if ml > 0 and self.game_state in (0, 1) and max(score) >= ml:
             raise MatchIDError(
                 f"score {score[0]}-{score[1]} is not below the match length {ml} (the match would be over)"
             )
-        if not isinstance(self.jacoby, bool):
-            raise MatchIDError(f"jacoby {self.jacoby!r} must be True or False")
-        if self.crawford:
-            if ml == 0:
-                raise MatchIDError("Crawford game flag set in a money game (match length 0)")
-            if ml == 1:
-                raise MatchIDError("Crawford game flag set in a 1-point match (a 1-point match has no Crawford game)")
-            if ml - 1 not in score:
-                raise MatchIDError(
-                    f"Crawford game flag set but neither player is 1-away (score {score[0]}-{score[1]}, "
-                    f"match length {ml})"
-                )
-        return self
+
+
+def crawford_fault(match_length: int, score: tuple[int, int], flag: str = "Crawford game flag set") -> str | None:
+    """Why a game flagged as the Crawford game cannot be one, or None when it can.
+
+    The Crawford game (the standard Crawford rule; GNU Backgammon's ``SetMatchID`` applies it the same way) is a
+    match game in which one side is 1-away; a 1-point match has none.  Shared by the Match ID and XGID checks.
+
+    Args:
+        match_length: points to win, 0 for money play.
+        score: the two players' points (either order).
+        flag: how the message names the flag (the start of the message).
+
+    Returns:
+        A one-line message starting with ``flag``, or None.
+    """
+    if match_length == 0:
+        return f"{flag} in a money game (match length 0)"
+    if match_length == 1:
+        return f"{flag} in a 1-point match (a 1-point match has no Crawford game)"
+    if match_length - 1 not in score:
+        return (
+            f"{flag} but neither player is 1-away (score {score[0]}-{score[1]}, match length {match_length})"
+        )
+    return None
 
 
 def encode_match_id(state: MatchState) -> str:
@@ -264,7 +296,3 @@ def decode_match_id(match_id: str) -> MatchState:
         return state.validate()
     except MatchIDError as exc:
         raise bad(str(exc)) from None
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)

@@ -34,15 +34,16 @@ layout from that player's view (row 0 = that player), its cube owner and score a
 
 from __future__ import annotations
 
-import numbers
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from bgai.core.board import BAR, validation_errors
 from bgai.errors import XGIDError
-from bgai.util.integers import parse_int
+from bgai.formats.match_id import crawford_fault
+from bgai.util.integers import is_int, parse_int
 
 __all__ = ["XGIDState", "decode_xgid", "encode_xgid"]
 
@@ -155,6 +156,51 @@ def decode_xgid(xgid: str) -> XGIDState:
             player who does not own the cube, negative scores, scores not below the match length, a rules value
             out of range, a Crawford game with neither player 1-away, a money cube above the cube limit.
     """
+    text, parts = _split_xgid(xgid)
+    bad = _error_quoting(text)
+    bottom, top = _parse_position(parts[0], bad)
+    cube_log2, cube_pos, turn = _read_cube_and_turn(parts, bad)
+    dice, double_offered = _read_dice(parts[4], bad)
+    score_bottom, score_top = _read_int(parts, 5, bad), _read_int(parts, 6, bad)
+    for name, v in (("score bottom", score_bottom), ("score top", score_top)):
+        if v < 0:
+            raise bad(f"{name} field {v} is negative")
+    rules = _read_int(parts, 7, bad)
+    match_length, max_cube = _read_length_and_max_cube(parts, bad)
+    if match_length > 0:
+        crawford, jacoby, beaver = _match_rules(rules, score_bottom, score_top, match_length, bad)
+    else:
+        crawford, jacoby, beaver = _money_rules(rules, cube_log2, max_cube, bad)
+    if double_offered and cube_pos == -turn:
+        raise bad(_double_by_non_owner(turn, cube_pos))
+    bottom_first = turn == 1
+    try:
+        return XGIDState(
+            board=np.stack([bottom, top] if bottom_first else [top, bottom]),
+            cube_value=1 << cube_log2,
+            cube_owner=_OWNER_FROM_CUBE_POSITION[bottom_first][cube_pos],
+            dice=dice,
+            double_offered=double_offered,
+            score=(score_bottom, score_top) if bottom_first else (score_top, score_bottom),
+            match_length=match_length,
+            crawford=crawford,
+            jacoby=jacoby,
+            beaver=beaver,
+            max_cube=max_cube,
+            bottom_on_roll=bottom_first,
+        )
+    except XGIDError as exc:
+        raise bad(str(exc)) from None
+
+
+#: XGID cube position (1 bottom owns, 0 centred, -1 top owns) -> XGIDState.cube_owner, by "bottom player is row 0".
+_OWNER_FROM_CUBE_POSITION = {True: {1: 0, 0: -1, -1: 1}, False: {1: 1, 0: -1, -1: 0}}
+#: The inverse: XGIDState.cube_owner -> XGID cube position, by "bottom player is row 0".
+_CUBE_POSITION_FROM_OWNER = {True: {-1: 0, 0: 1, 1: -1}, False: {-1: 0, 0: -1, 1: 1}}
+
+
+def _split_xgid(xgid: object) -> tuple[str, list[str]]:
+    """The stripped XGID text and its 10 fields (``XGID=`` prefix removed)."""
     if not isinstance(xgid, str):
         raise XGIDError(f"XGID must be a string, got {type(xgid).__name__}")
     text = xgid.strip()
@@ -165,103 +211,101 @@ def decode_xgid(xgid: str) -> XGIDState:
             f"XGID {text!r}: {len(parts)} colon-separated fields, expected {len(_FIELD_NAMES)} "
             f"({', '.join(_FIELD_NAMES)})"
         )
+    return text, parts
 
+
+def _error_quoting(text: str) -> Callable[[str], XGIDError]:
+    """A function that makes the XGIDError ``"XGID '<text>': <what>"`` (long text shortened)."""
     shown = repr(text) if len(text) <= _SHOWN else repr(text[:_SHOWN]) + f"... ({len(text)} characters)"
 
     def bad(what: str) -> XGIDError:
         return XGIDError(f"XGID {shown}: {what}")
 
-    def integer(idx: int) -> int:
-        return parse_int(parts[idx], f"{_FIELD_NAMES[idx]} field", bad)
+    return bad
 
-    bottom, top = _parse_position(parts[0], bad)
-    cube_log2 = integer(1)
+
+def _read_int(parts: list[str], idx: int, bad: Callable[[str], XGIDError]) -> int:
+    """Integer field ``idx`` (0-based), read by :func:`bgai.util.integers.parse_int`."""
+    return parse_int(parts[idx], f"{_FIELD_NAMES[idx]} field", bad)
+
+
+def _read_cube_and_turn(parts: list[str], bad: Callable[[str], XGIDError]) -> tuple[int, int, int]:
+    """Fields 2-4: (log2 of the cube value, cube position, turn)."""
+    cube_log2 = _read_int(parts, 1, bad)
     if not 0 <= cube_log2 <= _MAX_CUBE_LOG2:
         raise bad(f"cube field {cube_log2} is not 0..{_MAX_CUBE_LOG2} (log2 of the cube value)")
-    cube_pos = integer(2)
+    cube_pos = _read_int(parts, 2, bad)
     if cube_pos not in (-1, 0, 1):
         raise bad(f"cube position field {cube_pos} must be 1 (bottom owns), 0 (centred) or -1 (top owns)")
-    turn = integer(3)
+    turn = _read_int(parts, 3, bad)
     if turn not in (1, -1):
         raise bad(f"turn field {turn} must be 1 (bottom on roll) or -1 (top on roll)")
-    dice_text = parts[4]
-    double_offered = False
+    return cube_log2, cube_pos, turn
+
+
+def _read_dice(dice_text: str, bad: Callable[[str], XGIDError]) -> tuple[tuple[int, int], bool]:
+    """Field 5: (dice, double offered); ``(0, 0)`` when not rolled or with a double (``D``)."""
     if dice_text == "D":
-        dice = (0, 0)
-        double_offered = True
-    elif dice_text in ("B", "R"):
+        return (0, 0), True
+    if dice_text in ("B", "R"):
         kind = "beaver" if dice_text == "B" else "raccoon"
         raise bad(f"dice field {dice_text!r} ({kind}) is not supported; expected 00, two dice 1..6 or D")
-    elif re.fullmatch(r"[0-9]{2}", dice_text):
-        dice = (int(dice_text[0]), int(dice_text[1]))
-        if dice != (0, 0) and not all(1 <= d <= 6 for d in dice):
-            raise bad(f"dice field {dice_text!r} must be 00 or two dice 1..6")
-    else:
+    if not re.fullmatch(r"[0-9]{2}", dice_text):
         raise bad(f"dice field {dice_text!r} must be 00, two dice 1..6 (e.g. 52) or D")
-    score_bottom, score_top = integer(5), integer(6)
-    for name, v in (("score bottom", score_bottom), ("score top", score_top)):
-        if v < 0:
-            raise bad(f"{name} field {v} is negative")
-    rules = integer(7)
-    match_length = integer(8)
+    dice = (int(dice_text[0]), int(dice_text[1]))
+    if dice != (0, 0) and not all(1 <= d <= 6 for d in dice):
+        raise bad(f"dice field {dice_text!r} must be 00 or two dice 1..6")
+    return dice, False
+
+
+def _read_length_and_max_cube(parts: list[str], bad: Callable[[str], XGIDError]) -> tuple[int, int]:
+    """Fields 9-10: (match length, max cube)."""
+    match_length = _read_int(parts, 8, bad)
     if match_length < 0:
         raise bad(f"match length field {match_length} is negative")
-    max_cube = integer(9)
+    max_cube = _read_int(parts, 9, bad)
     if not 0 <= max_cube <= _MAX_CUBE_LOG2:
         raise bad(f"max cube field {max_cube} is not 0..{_MAX_CUBE_LOG2} (log2 of the cube limit)")
-    if match_length > 0:
-        if rules not in (0, 1):
-            raise bad(f"rules field {rules} must be 0 or 1 (Crawford game) in match play")
-        if max(score_bottom, score_top) >= match_length:
-            raise bad(f"score {score_bottom}-{score_top} is not below the match length {match_length}")
-        # a 1-point match has no Crawford game: gnubg's SetMatchID clears the flag
-        crawford, jacoby, beaver = bool(rules) and match_length > 1, False, False
-        if crawford and match_length - 1 not in (score_bottom, score_top):
-            raise bad(
-                f"rules field says Crawford game but neither player is 1-away "
-                f"(score {score_bottom}-{score_top}, match length {match_length})"
-            )
-    else:
-        if not 0 <= rules <= 3:
-            raise bad(f"rules field {rules} must be 0..3 in money play (bit 0 Jacoby, bit 1 beaver)")
-        crawford, jacoby, beaver = False, bool(rules & 1), bool(rules & 2)
-        if cube_log2 > max_cube:
-            raise bad(
-                f"cube {1 << cube_log2} is above the money cube limit {1 << max_cube} (max cube field {max_cube})"
-            )
-    if double_offered and cube_pos == -turn:
-        doubler, owner_name = ("bottom", "top") if turn == 1 else ("top", "bottom")
-        raise bad(
-            f"dice field 'D' says the {doubler} player (turn {turn}) doubled, but the {owner_name} player owns "
-            f"the cube (cube position {cube_pos}): only the cube's owner, or either player with a centred cube, "
-            "may double"
-        )
+    return match_length, max_cube
 
-    if turn == 1:
-        board = np.stack([bottom, top])
-        owner = {1: 0, 0: -1, -1: 1}[cube_pos]
-        score = (score_bottom, score_top)
-    else:
-        board = np.stack([top, bottom])
-        owner = {1: 1, 0: -1, -1: 0}[cube_pos]
-        score = (score_top, score_bottom)
-    try:
-        return XGIDState(
-            board=board,
-            cube_value=1 << cube_log2,
-            cube_owner=owner,
-            dice=dice,
-            double_offered=double_offered,
-            score=score,
-            match_length=match_length,
-            crawford=crawford,
-            jacoby=jacoby,
-            beaver=beaver,
-            max_cube=max_cube,
-            bottom_on_roll=turn == 1,
+
+def _match_rules(
+    rules: int, score_bottom: int, score_top: int, match_length: int, bad: Callable[[str], XGIDError]
+) -> tuple[bool, bool, bool]:
+    """Match play: the rules field (Crawford game) checked with the score -> (crawford, jacoby, beaver)."""
+    if rules not in (0, 1):
+        raise bad(f"rules field {rules} must be 0 or 1 (Crawford game) in match play")
+    if max(score_bottom, score_top) >= match_length:
+        raise bad(f"score {score_bottom}-{score_top} is not below the match length {match_length}")
+    # a 1-point match has no Crawford game: gnubg's SetMatchID clears the flag
+    crawford = bool(rules) and match_length > 1
+    if crawford and match_length - 1 not in (score_bottom, score_top):
+        raise bad(
+            f"rules field says Crawford game but neither player is 1-away "
+            f"(score {score_bottom}-{score_top}, match length {match_length})"
         )
-    except XGIDError as exc:
-        raise bad(str(exc)) from None
+    return crawford, False, False
+
+
+def _money_rules(
+    rules: int, cube_log2: int, max_cube: int, bad: Callable[[str], XGIDError]
+) -> tuple[bool, bool, bool]:
+    """Money play: the rules field (bit 0 Jacoby, bit 1 beaver), and the cube checked against the cube limit ->
+    (crawford, jacoby, beaver)."""
+    if not 0 <= rules <= 3:
+        raise bad(f"rules field {rules} must be 0..3 in money play (bit 0 Jacoby, bit 1 beaver)")
+    if cube_log2 > max_cube:
+        raise bad(f"cube {1 << cube_log2} is above the money cube limit {1 << max_cube} (max cube field {max_cube})")
+    return False, bool(rules & 1), bool(rules & 2)
+
+
+def _double_by_non_owner(turn: int, cube_pos: int) -> str:
+    doubler, owner_name = ("bottom", "top") if turn == 1 else ("top", "bottom")
+    return (
+        f"dice field 'D' says the {doubler} player (turn {turn}) doubled, but the {owner_name} player owns "
+        f"the cube (cube position {cube_pos}): only the cube's owner, or either player with a centred cube, "
+        "may double"
+    )
 
 
 def encode_xgid(state: XGIDState) -> str:
@@ -278,53 +322,82 @@ def encode_xgid(state: XGIDState) -> str:
     """
     if not isinstance(state, XGIDState):
         raise XGIDError(f"encode_xgid takes an XGIDState, got {type(state).__name__}")
+    cv = _check_cube(state)
+    dice = _check_dice(state)
+    score, ml = _check_score(state)
+    if state.crawford:
+        fault = crawford_fault(ml, score, "Crawford game")
+        if fault is not None:
+            raise XGIDError(fault)
+    _check_max_cube(state, cv, ml)
+    if state.double_offered and state.cube_owner == 1:
+        raise XGIDError("a double is pending but the doubler (row 0's player) does not own the cube")
+
+    board = state.board.astype(np.int16)
+    bottom_first = bool(state.bottom_on_roll)
+    bottom, top = (board[0], board[1]) if bottom_first else (board[1], board[0])
+    score_bottom, score_top = score if bottom_first else score[::-1]
+    rules = int(state.crawford) if ml > 0 else int(state.jacoby) | (int(state.beaver) << 1)
+    fields = [
+        _position_text(bottom, top),
+        str(int(cv).bit_length() - 1),
+        str(_CUBE_POSITION_FROM_OWNER[bottom_first][state.cube_owner]),
+        "1" if bottom_first else "-1",
+        "D" if state.double_offered else f"{dice[0]}{dice[1]}",
+        str(score_bottom),
+        str(score_top),
+        str(rules),
+        str(ml),
+        str(state.max_cube),
+    ]
+    return "XGID=" + ":".join(fields)
+
+
+def _check_cube(state: XGIDState) -> int:
+    """The cube value (checked) and owner; returns the value."""
     cv = state.cube_value
-    if not _is_int(cv) or cv < 1 or cv > 1 << _MAX_CUBE_LOG2 or cv & (cv - 1):
+    if not is_int(cv) or cv < 1 or cv > 1 << _MAX_CUBE_LOG2 or cv & (cv - 1):
         raise XGIDError(f"cube value {cv!r} is not a power of two from 1 to 2**{_MAX_CUBE_LOG2}")
-    if not _is_int(state.cube_owner) or state.cube_owner not in (-1, 0, 1):
+    if not is_int(state.cube_owner) or state.cube_owner not in (-1, 0, 1):
         raise XGIDError(f"cube owner {state.cube_owner!r} must be -1 (centred), 0 or 1")
+    return cv
+
+
+def _check_dice(state: XGIDState) -> tuple:
+    """The dice (checked, also against a pending double) as a tuple."""
     dice = tuple(state.dice)
-    if len(dice) != 2 or not all(_is_int(d) for d in dice) or (
+    if len(dice) != 2 or not all(is_int(d) for d in dice) or (
         dice != (0, 0) and not all(1 <= d <= 6 for d in dice)
     ):
         raise XGIDError(f"dice {state.dice!r} must be two dice 1..6 or (0, 0)")
     if state.double_offered and dice != (0, 0):
         raise XGIDError(f"dice {dice!r} given together with a pending double (the dice field would be D)")
+    return dice
+
+
+def _check_score(state: XGIDState) -> tuple[tuple, int]:
+    """(score, match length), checked: non-negative, the score below the match length."""
     score = tuple(state.score)
-    if len(score) != 2 or not all(_is_int(s) and s >= 0 for s in score):
+    if len(score) != 2 or not all(is_int(s) and s >= 0 for s in score):
         raise XGIDError(f"score {state.score!r} must be two non-negative integers")
     ml = state.match_length
-    if not _is_int(ml) or ml < 0:
+    if not is_int(ml) or ml < 0:
         raise XGIDError(f"match length {ml!r} must be a non-negative integer")
     if ml > 0 and max(score) >= ml:
         raise XGIDError(f"score {score[0]}-{score[1]} is not below the match length {ml}")
-    if state.crawford:
-        if ml == 0:
-            raise XGIDError("Crawford game in a money game (match length 0)")
-        if ml == 1:
-            raise XGIDError("Crawford game in a 1-point match (a 1-point match has no Crawford game)")
-        if ml - 1 not in score:
-            raise XGIDError(
-                f"Crawford game but neither player is 1-away (score {score[0]}-{score[1]}, match length {ml})"
-            )
-    if not _is_int(state.max_cube) or not 0 <= state.max_cube <= _MAX_CUBE_LOG2:
+    return score, ml
+
+
+def _check_max_cube(state: XGIDState, cv: int, ml: int) -> None:
+    """Max cube 0..15, and a money cube within ``2 ** max cube``."""
+    if not is_int(state.max_cube) or not 0 <= state.max_cube <= _MAX_CUBE_LOG2:
         raise XGIDError(f"max cube {state.max_cube!r} is not 0..{_MAX_CUBE_LOG2} (log2 of the cube limit)")
     if ml == 0 and cv > 1 << state.max_cube:
         raise XGIDError(f"cube {cv} is above the money cube limit {1 << state.max_cube} (max cube {state.max_cube})")
-    if state.double_offered and state.cube_owner == 1:
-        raise XGIDError("a double is pending but the doubler (row 0's player) does not own the cube")
 
-    board = state.board.astype(np.int16)
-    if state.bottom_on_roll:
-        bottom, top = board[0], board[1]
-        cube_pos = {-1: 0, 0: 1, 1: -1}[state.cube_owner]
-        score_bottom, score_top = score
-        turn = 1
-    else:
-        top, bottom = board[0], board[1]
-        cube_pos = {-1: 0, 0: -1, 1: 1}[state.cube_owner]
-        score_top, score_bottom = score
-        turn = -1
+
+def _position_text(bottom: np.ndarray, top: np.ndarray) -> str:
+    """The 26-character position field of the bottom and top players' rows (each in its own numbering)."""
     chars = ["-"] * 26
     for i in range(1, 25):
         nb, nt = int(bottom[i - 1]), int(top[24 - i])
@@ -336,24 +409,7 @@ def encode_xgid(state: XGIDState) -> str:
         chars[0] = chr(ord("a") + int(top[BAR]) - 1)
     if bottom[BAR]:
         chars[25] = chr(ord("A") + int(bottom[BAR]) - 1)
-    if state.double_offered:
-        dice_text = "D"
-    else:
-        dice_text = f"{dice[0]}{dice[1]}"
-    rules = int(state.crawford) if ml > 0 else int(state.jacoby) | (int(state.beaver) << 1)
-    fields = [
-        "".join(chars),
-        str(int(cv).bit_length() - 1),
-        str(cube_pos),
-        str(turn),
-        dice_text,
-        str(score_bottom),
-        str(score_top),
-        str(rules),
-        str(ml),
-        str(state.max_cube),
-    ]
-    return "XGID=" + ":".join(fields)
+    return "".join(chars)
 
 
 def _parse_position(pos: str, bad) -> tuple[np.ndarray, np.ndarray]:
@@ -387,8 +443,4 @@ def _parse_position(pos: str, bad) -> tuple[np.ndarray, np.ndarray]:
         if row.sum() > 15:
             raise bad(f"position field: the {name} player has {row.sum()} checkers (max 15)")
     return bottom, top
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 

@@ -200,14 +200,7 @@ class ExternalSession:
             board_text, opts = _split_board(line)
             return self._decision(board_text, _parse_options(opts, evaluation=False))
         if word == "evaluation":
-            rest = line.split(None, 1)[1] if len(line.split(None, 1)) > 1 else ""
-            parts = rest.split(None, 1)
-            if not parts or parts[0].lower() != "fibsboard":
-                raise ProtocolError("expected 'evaluation fibsboard board:...'")
-            if len(parts) < 2 or not parts[1].lower().startswith("board:"):
-                raise ProtocolError("expected a board after 'evaluation fibsboard'")
-            board_text, opts = _split_board(parts[1])
-            return self._evaluation(board_text, _parse_options(opts, evaluation=True))
+            return self._evaluation_command(line)
         if word == "version":
             return (
                 f"Interface: {INTERFACE_VERSION}\nRFBF: 0\nEngine: bgai {self.bot.spec}\nSoftware: {self.software}\n"
@@ -217,23 +210,38 @@ class ExternalSession:
         if word in ("quit", "exit"):
             return None
         if word == "set":
-            toks = line.split()
-            if len(toks) != 3:
-                raise ProtocolError("expected 'set debug on|off' or 'set interface new|old'")
-            key, val = toks[1].lower(), toks[2].lower()
-            if key == "debug":
-                if val not in _TRUE | _FALSE:
-                    raise ProtocolError(f"set debug needs on/off, got {toks[2]!r}")
-                self.debug = val in _TRUE
-                return f"Debug output {'ON' if self.debug else 'OFF'}\n"
-            if key == "interface":
-                if val not in ("new", "old"):
-                    raise ProtocolError(f"set interface needs new/old, got {toks[2]!r}")
-                self.new_interface = val == "new"
-                return f"New interface {'ON' if self.new_interface else 'OFF'}\n"
-            raise ProtocolError(f"set option '{toks[1]}' not supported")
+            return self._set_command(line)
         shown = line[:40] + ("..." if len(line) > 40 else "")
         raise ProtocolError(f"unknown command {shown!r} (expected board:..., evaluation fibsboard ..., version, help, set, quit)")
+
+    def _evaluation_command(self, line: str) -> str:
+        """``evaluation fibsboard board:... [options]``."""
+        rest = line.split(None, 1)[1] if len(line.split(None, 1)) > 1 else ""
+        parts = rest.split(None, 1)
+        if not parts or parts[0].lower() != "fibsboard":
+            raise ProtocolError("expected 'evaluation fibsboard board:...'")
+        if len(parts) < 2 or not parts[1].lower().startswith("board:"):
+            raise ProtocolError("expected a board after 'evaluation fibsboard'")
+        board_text, opts = _split_board(parts[1])
+        return self._evaluation(board_text, _parse_options(opts, evaluation=True))
+
+    def _set_command(self, line: str) -> str:
+        """``set debug on|off`` or ``set interface new|old``."""
+        toks = line.split()
+        if len(toks) != 3:
+            raise ProtocolError("expected 'set debug on|off' or 'set interface new|old'")
+        key, val = toks[1].lower(), toks[2].lower()
+        if key == "debug":
+            if val not in _TRUE | _FALSE:
+                raise ProtocolError(f"set debug needs on/off, got {toks[2]!r}")
+            self.debug = val in _TRUE
+            return f"Debug output {'ON' if self.debug else 'OFF'}\n"
+        if key == "interface":
+            if val not in ("new", "old"):
+                raise ProtocolError(f"set interface needs new/old, got {toks[2]!r}")
+            self.new_interface = val == "new"
+            return f"New interface {'ON' if self.new_interface else 'OFF'}\n"
+        raise ProtocolError(f"set option '{toks[1]}' not supported")
 
     def _state(self, board_text: str, opts: _Options) -> tuple[FIBSState, CubeState]:
         """The board's state (side to act's view) and its cube state with the session's rules."""

@@ -9,10 +9,11 @@ than :data:`MAX_DIGITS` significant digits before converting, and raises the err
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Callable
 
-__all__ = ["MAX_DIGITS", "parse_int"]
+__all__ = ["MAX_DIGITS", "is_int", "parse_int"]
 
 #: Most significant digits (leading zeros aside) a field may have: no exchange format needs more, and 18 digits
 #: always fit a signed 64-bit integer.
@@ -27,6 +28,12 @@ def _shown(text: str) -> str:
     if len(text) <= _SHOWN:
         return repr(text)
     return repr(text[:_SHOWN]) + f"... ({len(text)} characters)"
+
+
+def is_int(v: object) -> bool:
+    """True for an integer value (any :class:`numbers.Integral`, e.g. ``int`` or ``np.int64``) that is not a
+    ``bool``: the type check of the state classes' integer fields."""
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
 def parse_int(
