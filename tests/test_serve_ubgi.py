@@ -364,7 +364,7 @@ def test_rollout_progress_stop_and_responsive_stdin():
     first = e.line(30)
     m = re.fullmatch(r"info trials (\d+) equity ([-+]\d+\.\d{6}) se (\d+\.\d{6})", first)
     assert m, first
-    assert int(m.group(1)) % 72 == 0 and abs(float(m.group(2))) < 1.0
+    assert int(m.group(1)) % 36 == 0 and abs(float(m.group(2))) < 1.0
     assert e.ask("isready") == "readyok"  # stdin is read while the rollout runs
     assert e.ask("XGID=-b----E-C---eE---c-e----B-:0:0:1:52:0:0:3:0:10") == "sorry"  # busy
     t0 = time.monotonic()
@@ -372,7 +372,7 @@ def test_rollout_progress_stop_and_responsive_stdin():
     lines = e.until_readyok(30)
     assert time.monotonic() - t0 < 10
     final = _info(lines[-2])
-    assert 72 <= int(final["trials"]) < 1000000 and int(final["trials"]) % 72 == 0
+    assert 36 <= int(final["trials"]) < 1000000 and int(final["trials"]) % 36 == 0
     assert abs(float(final["equity"])) < 4 * float(final["se"]) + 0.1  # the opening position is about even
     assert lines[-1].startswith("info win ")
     assert all(ln.startswith("info trials ") for ln in lines[:-2])
@@ -416,7 +416,7 @@ def test_plain_rollout_is_seeded_and_stoppable():
     agent = make_agent("pubeval")
     b = starting_board()
     r1 = plain_rollout(agent, b, trials=72, seed=5)
-    r2 = plain_rollout(agent, b, trials=72, seed=5, chunk_trials=36)  # the dice do not depend on the batches
+    r2 = plain_rollout(agent, b, trials=72, seed=5, chunk_trials=72)  # the dice do not depend on the batches
     assert r1.trials == 72 and not r1.partial
     assert r1.equity == r2.equity and np.array_equal(r1.probabilities, r2.probabilities)
     calls = []
@@ -427,4 +427,4 @@ def test_plain_rollout_is_seeded_and_stoppable():
             raise KeyboardInterrupt
 
     r3 = plain_rollout(agent, b, trials=720, seed=5, progress=progress)
-    assert calls == [72] and r3.partial and r3.trials == 72 and r3.equity == r1.equity
+    assert calls == [36, 72] and r3.partial and r3.trials == 72 and r3.equity == r1.equity

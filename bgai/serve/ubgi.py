@@ -132,7 +132,7 @@ ANALYSE_PLAYS = 10
 #: Least seconds between two progress reports of a rollout.
 PROGRESS_INTERVAL = 0.5
 #: Trials per batch of :func:`plain_rollout` (a multiple of 36; progress and ``stop`` come between batches).
-PLAIN_CHUNK = 72
+PLAIN_CHUNK = 36
 
 _PROB_KEYS = ("win", "wingammon", "winbackgammon", "losegammon", "losebackgammon")
 
