@@ -412,6 +412,21 @@ def test_engine_in_process_builds_the_agent_only_at_ubgi():
     assert e.handle("quit") is False
 
 
+def test_an_agent_that_cannot_be_built_is_sorry_and_logged():
+    from bgai.errors import CheckpointError
+
+    out: list[str] = []
+
+    def make(spec):
+        raise CheckpointError("model file 'broken.pt' is not a bgai checkpoint")
+
+    e = UBGIEngine("broken.pt", out.append, make_bot=make, log=lambda s: out.append("LOG " + s))
+    assert e.handle("ubgi")
+    assert out == ["LOG 'ubgi': cannot build agent 'broken.pt': model file 'broken.pt' is not a bgai checkpoint",
+                   "sorry"]
+    assert e.handle("XGID=-b----E-C---eE---c-e----B-:0:0:1:52:0:0:3:0:10") and out[-1] == "sorry"
+
+
 def test_plain_rollout_is_seeded_and_stoppable():
     agent = make_agent("pubeval")
     b = starting_board()

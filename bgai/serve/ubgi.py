@@ -648,7 +648,10 @@ class UBGIEngine:
 
     # -------------------------------------------------------------------------------------------------- end
     def close(self, timeout: float = 10.0) -> None:
-        """Stop a running rollout and wait for it (at most ``timeout`` seconds)."""
+        """Stop a running rollout and wait for it (at most ``timeout`` seconds); nothing is written after this
+        (``quit`` gets no last rollout report)."""
+        with self._lock:
+            self.closed = True
         self._stop.set()
         t = self._worker
         if t is not None and t.is_alive():
