@@ -1,8 +1,10 @@
-"""``bgai serve external|http``: serve the bot to GNU Backgammon (external-player protocol) or over HTTP/JSON.
+"""``bgai serve external|http|ubgi``: serve the bot to GNU Backgammon (external-player protocol), over HTTP/JSON, or
+to a Universal Backgammon Interface user interface on stdin/stdout.
 
 ``bgai serve external --port 4242 [--agent SPEC]`` listens for GNU Backgammon (``set player 1 external
 localhost:4242``) or any client of its external-player protocol; ``bgai serve http --port 8080 [--agent SPEC]``
-serves the JSON API (OpenAPI at ``/docs``) and the web page to play against the bot (``/``).
+serves the JSON API (OpenAPI at ``/docs``) and the web page to play against the bot (``/``); ``bgai serve ubgi
+[--agent SPEC]`` is a UBGI engine on stdin/stdout (:mod:`bgai.serve.ubgi`).
 
 Both take ``--max-connections N`` (connections at a time; more are refused at once) and ``--timeout S`` (a
 connection without a request in progress, or silent, is closed after S seconds); ``serve http`` also
@@ -32,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``serve`` subcommand to bgai's argument parser."""
     p = subparsers.add_parser(
         "serve",
-        help="serve the bot: GNU Backgammon external player, or HTTP/JSON API and web page",
+        help="serve the bot: GNU Backgammon external player, HTTP/JSON API and web page, or UBGI engine",
         description="Serve bgai's bot to other programs.",
     )
     sub = p.add_subparsers(dest="protocol", metavar="PROTOCOL")
@@ -86,6 +88,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "name the addresses or names clients use",
     )
     http.set_defaults(func=run_http)
+
+    ubgi = sub.add_parser(
+        "ubgi",
+        help="Universal Backgammon Interface engine on stdin/stdout (for UBGI user interfaces)",
+        description=(
+            "Run bgai as a UBGI engine (Universal Backgammon Interface, draft 0.01): a user interface writes "
+            "'ubgi', then FIBS board lines or XGIDs, one a line, on stdin; bgai answers the best action on stdout "
+            "(a play such as '24/18 18/13', double/roll, take/drop, a blank line when nothing is legal), 'sorry' "
+            "for what it cannot answer.  Also 'analyse POSITION', 'rollout POSITION [trials N] [seed S]', 'stop', "
+            "'quit'.  Errors go to stderr.  The agent is built at 'ubgi'."
+        ),
+        epilog="example:  printf 'ubgi\\nXGID=-b----E-C---eE---c-e----B-:0:0:1:52:0:0:3:0:10\\nquit\\n' | "
+        "bgai serve ubgi --agent gnubg",
+    )
+    _common(ubgi)
+    ubgi.set_defaults(func=run_ubgi)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -188,3 +206,12 @@ def run_http(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise BgaiError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     return 0
+
+
+def run_ubgi(args: argparse.Namespace) -> int:
+    """Run ``bgai serve ubgi``: check the agent spec now (one-line error, exit 2), build the agent at ``ubgi``."""
+    from bgai.agents.registry import resolve_spec
+    from bgai.serve.ubgi import check_agent_spec, serve_ubgi
+
+    spec = check_agent_spec(resolve_spec(args.agent))
+    return serve_ubgi(spec, seed=args.seed)

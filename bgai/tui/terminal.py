@@ -17,7 +17,22 @@ Commands (case-insensitive; short forms in :data:`HELP_TEXT`, which ``help`` pri
   accepts or rejects by :func:`bgai.analysis.resign.resignation_decision` (money: points, with the cubeful
   equity of playing on; match: match-winning chances);
 * when doubled: ``take`` or ``drop`` (``pass``), ``hint``;
-* at any prompt: ``board``, ``score``, ``help``, ``quit``.
+* at any prompt: ``board``, ``score``, ``save FILE.mat|FILE.sgf``, ``help``, ``quit``.
+
+Starting position (``start``, ``bgai play --position``): any position the request parser reads
+(:func:`bgai.formats.request.read_position_request`: Position ID[:Match ID], XGID, FIBS board...) starts the first
+game, with its cube, score, match length and rules; you are the side to act (the side on roll, or with a double
+pending the side doubled, who must take or pass), with the position's dice if it has a roll.  Later games start
+from the opening position.
+
+Recording (:meth:`TerminalGame.record`, ``save FILE`` at a prompt, ``bgai play --save FILE`` when the session
+ends, also after Ctrl-C or the end of input): every game, the one in progress included, as a
+:class:`bgai.formats.matchrecord.MatchRecord` (player 0 ``you``, player 1 ``bgai``; a game from a position is a
+set-up game) written by :func:`bgai.formats.matchfile.write_match` (atomically; the format from the extension).
+What a match record cannot hold is refused with a message naming it: a ``.mat`` file has no set-up position
+(save a game from ``--position`` as ``.sgf``), and no record holds a game that starts with the cube turned or a
+match that starts at a score other than 0-0.  A roll you make and then resign without playing is not recorded
+(the resignation is).
 
 An illegal, ambiguous or unreadable play gets a message saying why and the prompt again.  Every position is
 shown with its GNU Backgammon Position ID (and Match ID), so it can be pasted into other programs.
@@ -28,19 +43,36 @@ from __future__ import annotations
 
 import math
 import sys
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 from bgai.core.board import flip, is_game_over, render, result_kind, starting_board
+from bgai.core.cube_state import CubeState
 from bgai.core.movegen import parse_play
 from bgai.core.position_id import encode_position_id
 from bgai.errors import AmbiguousMoveError, BgaiError, IllegalMoveError, NotationError
 from bgai.formats.match_id import encode_match_id
+from bgai.formats.matchfile import match_format, write_match
+from bgai.formats.matchrecord import (
+    AcceptResign,
+    Action,
+    Double,
+    Drop,
+    GameRecord,
+    GameReplay,
+    MatchRecord,
+    Move,
+    RejectResign,
+    Resign,
+    Take,
+)
+from bgai.formats.request import PositionRequest, read_position_request
 from bgai.game.match import Match, MatchRules
 from bgai.serve.bot import Bot
 
-__all__ = ["TerminalGame", "Quit"]
+__all__ = ["TerminalGame", "Quit", "StartPosition", "start_from_request", "PLAYER_NAMES", "play_in_terminal"]
 
 #: What ``help`` prints at any prompt.
 HELP_TEXT = """\
@@ -70,6 +102,7 @@ Commands (case does not matter; the short forms are in brackets):
   At any prompt:
     board [b]     draw the board again (with its Position ID and Match ID)
     score [s]     the score so far
+    save FILE     save the games so far (the one in progress too) as FILE.mat or FILE.sgf
     help [?]      this text
     quit [q]      stop playing
 
@@ -82,8 +115,119 @@ RESIGN_WORDS = {"1": 1, "single": 1, "normal": 1, "s": 1, "n": 1, "2": 2, "gammo
                 "3": 3, "backgammon": 3, "b": 3}
 
 
+#: Names of player 0 (you) and player 1 (the bot) in saved match files.
+PLAYER_NAMES = ("you", "bgai")
+
+
 class Quit(Exception):
     """The player typed ``quit`` (or the input ended)."""
+
+
+@dataclass(frozen=True, eq=False)
+class StartPosition:
+    """Where the first game starts (:func:`start_from_request`).
+
+    Attributes:
+        board: ``(2, 25)`` int8 from your view (row 0 = you, the side to act).
+        dice: your roll, or None (before your roll, or answering the bot's double).
+        bot_doubled: the bot has doubled: you take or drop first.
+        source: the position text as given (shown when the game starts).
+    """
+
+    board: np.ndarray
+    dice: tuple[int, int] | None
+    bot_doubled: bool
+    source: str
+
+
+def start_from_request(req: PositionRequest, match_length: int = 0, source: str = "") -> tuple[Match, StartPosition]:
+    """The match state and first position of a session that starts from a position request.
+
+    You are the side to act: the side on roll, or with a double pending the side doubled.  The cube, score,
+    match length, Crawford game, Jacoby rule and money cube limit come from the position's own fields (Match
+    ID, XGID, FIBS board); a position without them (a bare Position ID or wildbg board) starts a money game, or
+    with ``match_length`` a match to that length at 0-0, with a centred cube.
+
+    Raises:
+        BgaiError: ``match_length`` differs from the position's match length; a state the match rules refuse.
+    """
+    cs = req.cube_state
+    if req.cube_given:
+        if match_length and cs.match_length != match_length:
+            have = "a money game" if cs.is_money else f"a {cs.match_length}-point match"
+            raise BgaiError(f"--match {match_length} conflicts with the position, which is {have}")
+    elif match_length:
+        cs = CubeState(match_length=match_length)
+    board, state = np.array(req.board), cs
+    if req.double_offered:  # you are the side doubled; the bot (the doubler) is on roll
+        board, state = flip(board), cs.swapped()
+    if state.is_money:
+        rules = MatchRules.money(jacoby=state.jacoby, cube_limit=state.cube_limit)
+    else:
+        rules = MatchRules.match(state.match_length, met_name=state.met_name)
+    length = state.match_length
+    match = Match(
+        rules=rules,
+        score=state.score,
+        cube_value=state.cube_value,
+        cube_owner=state.owner,  # relative to you (0) = absolute: you are player 0, the bot player 1
+        crawford=state.crawford,
+        crawford_done=bool(length) and not state.crawford and (length - 1) in state.score,
+        offered_by=BOT if req.double_offered else None,
+    )
+    dice = None if req.dice is None else req.dice.as_tuple()
+    return match, StartPosition(board=board.astype(np.int8), dice=dice, bot_doubled=req.double_offered,
+                                source=source)
+
+
+class _Recorder:
+    """The games of a session as match-record actions, checked as they happen (:class:`GameReplay`)."""
+
+    def __init__(self, length: int, rules: MatchRules) -> None:
+        money = rules.is_money
+        self.shell = MatchRecord(players=PLAYER_NAMES, length=length, crawford=None if money else rules.crawford,
+                                 jacoby=rules.jacoby if money else False)
+        self.games: list[GameRecord] = []
+        self.replay: GameReplay | None = None
+        self.setup = None
+        self.broken: str | None = None
+
+    def start(self, number: int, score: tuple[int, int], crawford: bool, setup: np.ndarray | None) -> None:
+        self.setup = None if setup is None else tuple(tuple(int(x) for x in row) for row in setup)
+        try:
+            self.replay = GameReplay(self.shell, number, score, crawford, setup)
+        except BgaiError as exc:  # pragma: no cover - a bug: recording stops, play goes on
+            self.broken, self.replay = str(exc), None
+
+    def add(self, action: Action) -> None:
+        if self.replay is None or self.broken:
+            return
+        try:
+            self.replay.apply(action)
+        except BgaiError as exc:  # pragma: no cover - a bug: recording stops, play goes on
+            self.broken = str(exc)
+
+    def _current(self) -> GameRecord | None:
+        r = self.replay
+        if r is None or not r.actions:
+            return None
+        return GameRecord(number=r.number, score=r.score, crawford=r.crawford, actions=tuple(r.actions),
+                          result=r.result, setup=self.setup)
+
+    def finish(self) -> None:
+        g = self._current()
+        if g is not None and not self.broken:
+            self.games.append(g)
+        self.replay = None
+
+    def record(self) -> MatchRecord:
+        games = list(self.games)
+        g = self._current()
+        if g is not None:
+            games.append(g)
+        s = self.shell
+        return MatchRecord(players=s.players, length=s.length, games=tuple(games), crawford=s.crawford,
+                           jacoby=s.jacoby)
 
 
 class TerminalGame:
@@ -105,17 +249,38 @@ class TerminalGame:
         rng: np.random.Generator,
         ask: Callable[[str], str] | None = None,
         say: Callable[[str], None] | None = None,
+        start: PositionRequest | None = None,
+        start_text: str = "",
+        save_path: str | None = None,
     ) -> None:
 
         self.bot = bot
-        rules = MatchRules.match(match_length) if match_length else MatchRules.money(jacoby=True)
-        self.match = Match(rules=rules)
+        self._start: StartPosition | None = None
+        if start is not None:
+            self.match, self._start = start_from_request(start, match_length, start_text)
+        else:
+            rules = MatchRules.match(match_length) if match_length else MatchRules.money(jacoby=True)
+            self.match = Match(rules=rules)
         self.rng = rng
         self._ask = ask or input
         self._say = say or (lambda s: print(s, flush=True))
         self.board = starting_board()  # from your view: row 0 = you
         self.dice: tuple[int, int] | None = None
         self.turn = HUMAN
+        r = self.match.rules
+        self._recorder = _Recorder(0 if r.is_money else r.length, r)
+        self._unrecordable: str | None = None
+        m = self.match
+        if self._start is not None and (m.cube_value != 1 or m.score != (0, 0)):
+            what = [f"the score {m.score[0]}-{m.score[1]}"] if m.score != (0, 0) else []
+            if m.cube_value != 1:
+                what.append(f"the cube on {m.cube_value}")
+            self._unrecordable = (f"the position starts the session with {' and '.join(what)}, and a match record "
+                                  "starts at 0-0 with a centred cube: this session cannot be saved")
+        self._last_raw = ""
+        self.save_path = save_path
+        if save_path is not None:
+            self.check_save_path(save_path)
 
     # ------------------------------------------------------------------------------------------------- I/O
     def say(self, text: str) -> None:
@@ -176,7 +341,8 @@ class TerminalGame:
         )
         try:
             while True:
-                self.play_game()
+                start, self._start = self._start, None
+                self.play_game(start)
                 self.say(self.score_text())
                 if self.match.is_over:
                     won = self.match.winner == HUMAN
@@ -190,15 +356,39 @@ class TerminalGame:
 
     def _yes(self, prompt: str) -> bool:
         while True:
-            a = self.ask(prompt).strip().lower()
+            self._last_raw = self.ask(prompt).strip()
+            a = self._last_raw.lower()
             if a in ("y", "yes", ""):
                 return True
             if a in ("n", "no", "q", "quit"):
                 return False
+            if a.split()[:1] == ["save"]:
+                self._save_command(self._last_raw)
+                continue
             self.say("Please answer y or n.")
 
-    def play_game(self) -> None:
-        """One game, from the opening roll to its end (a finished game or a dropped double)."""
+    def play_game(self, start: StartPosition | None = None) -> None:
+        """One game, from the opening roll (or ``start``) to its end (a finished game or a dropped double)."""
+        m = self.match
+        if start is not None:
+            self._recorder.start(m.games + 1, m.score, m.crawford, start.board)
+            self.board = np.array(start.board)
+            self.dice = None
+            self.turn = HUMAN
+            where = f" {start.source}" if start.source else ""
+            self.say(f"\nGame {m.games + 1}, from the position{where}: you are X, "
+                     + ("answering bgai's double." if start.bot_doubled else "on roll."))
+            if start.bot_doubled:
+                self._recorder.add(Double(BOT))
+                self.turn = BOT
+                if self._answer_bot_double() is not None:
+                    return
+                dice = None
+            else:
+                dice = start.dice
+            self._play_turns(dice)
+            return
+        self._recorder.start(m.games + 1, m.score, m.crawford, None)
         self.board = starting_board()
         self.dice = None
         while True:
@@ -211,7 +401,10 @@ class TerminalGame:
             f"\nGame {self.match.games + 1}.  Opening roll: you {a}, bgai {b}: "
             + ("you play first." if self.turn == HUMAN else "bgai plays first.")
         )
-        dice: tuple[int, int] | None = (a, b) if a > b else (b, a)
+        self._play_turns((a, b) if a > b else (b, a))
+
+    def _play_turns(self, dice: tuple[int, int] | None) -> None:
+        """Turns until the game ends, from the present position and ``self.turn`` (with ``dice`` rolled)."""
         while True:
             if self.turn == HUMAN:
                 outcome = self._human_turn(dice)
@@ -234,6 +427,7 @@ class TerminalGame:
                 f"{out.points} point{'s' if out.points != 1 else ''}."
             )
         self.dice = None
+        self._recorder.finish()
         self.say(text)
         return text
 
@@ -245,7 +439,8 @@ class TerminalGame:
             while True:
                 can = self.match.can_double(HUMAN)
                 prompt = "roll or double> " if can else "roll> "
-                cmd = self.ask(prompt).strip().lower()
+                raw = self.ask(prompt).strip()
+                cmd = raw.lower()
                 if cmd in ("", "r", "ro", "rol", "roll"):
                     break
                 if "double".startswith(cmd) and len(cmd) >= 1 and cmd[0] == "d":
@@ -256,7 +451,7 @@ class TerminalGame:
                     if res is not None:
                         return res
                     break
-                if self._common(cmd):
+                if self._common(cmd, raw):
                     continue
                 if cmd.startswith("resign"):
                     res = self._human_resigns(cmd)
@@ -274,6 +469,7 @@ class TerminalGame:
         self.show()
         if not plays:
             self.say(f"You rolled {dice[0]}-{dice[1]}: no legal play.")
+            self._recorder.add(Move(HUMAN, dice))
             return None
 
         while True:
@@ -287,7 +483,7 @@ class TerminalGame:
             if low in ("moves", "m", "plays"):
                 self.say("Legal plays: " + ", ".join(sorted(p.notation for p in plays)))
                 continue
-            if self._common(low):
+            if self._common(low, text):
                 continue
             if low.startswith("resign"):
                 res = self._human_resigns(low)
@@ -311,6 +507,7 @@ class TerminalGame:
             break
         self.board = np.array(play.afterstate)
         self.dice = None
+        self._recorder.add(Move(HUMAN, dice, play.steps))
         self.say(f"You play {play.notation}.")
         if is_game_over(self.board)[0]:
             _, kind = result_kind(self.board)
@@ -318,9 +515,12 @@ class TerminalGame:
             return self._end(HUMAN, int(kind[0]))
         return None
 
-    def _common(self, cmd: str) -> bool:
+    def _common(self, cmd: str, raw: str | None = None) -> bool:
         if cmd in ("quit", "q", "exit"):
             raise Quit
+        if cmd.split()[:1] == ["save"]:
+            self._save_command(raw if raw is not None else cmd)
+            return True
         if cmd in ("board", "b"):
             self.show()
             return True
@@ -344,11 +544,14 @@ class TerminalGame:
         m = self.match
         cs = m.cube_state(BOT)
         self.match = m.offer_double(HUMAN)
+        self._recorder.add(Double(HUMAN))
         decision = self.bot.cube_decision(flip(self.board), cs, doubled=True)
         if decision.take:
             self.match = self.match.take()
+            self._recorder.add(Take(BOT))
             self.say(f"You double.  bgai takes: the cube is on {self.match.cube_value}, owned by bgai.")
             return None
+        self._recorder.add(Drop(BOT))
         self.say("You double.  bgai drops.")
         return self._end(HUMAN, None)
 
@@ -370,11 +573,90 @@ class TerminalGame:
             played = "?" if math.isnan(dec.equity_if_played) else f"{100 * dec.equity_if_played:.1f}%"
             why = (f"bgai's match-winning chance: {100 * dec.equity_if_accepted:.1f}% if it accepts, {played} "
                    "playing on")
+        self._recorder.add(Resign(HUMAN, points))
         if not dec.accept:
+            self._recorder.add(RejectResign(BOT))
             self.say(f"You offer to resign {KINDS[points]}.  bgai rejects ({why}): play on.")
             return None
+        self._recorder.add(AcceptResign(BOT))
         self.say(f"You offer to resign {KINDS[points]}.  bgai accepts ({why}).")
         return self._end(BOT, points)
+
+    # ------------------------------------------------------------------------------------------------ saving
+    def record(self) -> MatchRecord:
+        """The games so far, the one in progress included (unfinished), as a :class:`MatchRecord` (player 0 you,
+        player 1 the bot).
+
+        Raises:
+            BgaiError: the session cannot be recorded (see the module docstring).
+        """
+        if self._unrecordable:
+            raise BgaiError(self._unrecordable)
+        if self._recorder.broken:  # pragma: no cover - a bug
+            raise BgaiError(f"the game record is broken: {self._recorder.broken}")
+        return self._recorder.record()
+
+    def check_save_path(self, path: str) -> str:
+        """The match file format of ``path`` (``'mat'`` or ``'sgf'``), checked against this session.
+
+        Raises:
+            BgaiError: an unknown extension, a ``.mat`` file for a session from a position, a session that
+                cannot be recorded.
+        """
+        fmt = match_format(path)
+        if self._unrecordable:
+            raise BgaiError(self._unrecordable)
+        if fmt == "mat" and (self._start is not None or any(g.setup for g in self._recorder.games)
+                             or self._recorder.setup is not None):
+            raise BgaiError(f"{path}: a .mat file cannot hold a game that starts from a set-up position "
+                            "(--position): save as .sgf")
+        return fmt
+
+    def save(self, path: str) -> int:
+        """Write the games so far to ``path`` (``.mat``/``.txt``/``.gam`` or ``.sgf``) atomically; returns the
+        number of games written.
+
+        Raises:
+            BgaiError: see :meth:`check_save_path` and :func:`bgai.formats.matchfile.write_match` (a file that
+                cannot be written, named).
+        """
+        self.check_save_path(path)
+        rec = self.record()
+        write_match(rec, path)
+        return len(rec.games)
+
+    def _save_command(self, raw: str) -> None:
+        parts = raw.split(None, 1)
+        path = parts[1].strip() if len(parts) > 1 else self.save_path
+        if not path:
+            self.say("Write 'save FILE.mat' or 'save FILE.sgf'.")
+            return
+        try:
+            if not self.record().games:
+                self.say("Nothing to save yet: no move has been played.")
+                return
+            n = self.save(path)
+        except BgaiError as exc:
+            self.say(f"Cannot save: {exc}")
+            return
+        self.say(f"Saved {n} game{'s' if n != 1 else ''} to {path}.")
+
+    def save_at_end(self) -> int:
+        """Write the session to ``save_path`` (if given) when it ends; returns 0, or 1 when it cannot be written
+        (the reason printed to stderr)."""
+        if self.save_path is None:
+            return 0
+        try:
+            rec = self.record()
+            if not rec.games:
+                print(f"No game played: nothing saved to {self.save_path}.", file=sys.stderr)
+                return 0
+            n = self.save(self.save_path)
+        except BgaiError as exc:
+            print(f"bgai: error: cannot save the session: {exc}", file=sys.stderr)
+            return 1
+        print(f"Saved {n} game{'s' if n != 1 else ''} to {self.save_path}.", file=sys.stderr)
+        return 0
 
     def _cube_hint(self, player: int) -> None:
         cs = self.match.cube_state(player)
@@ -425,8 +707,10 @@ class TerminalGame:
         play = self.bot.choose_play(bot_board, dice, self.rng)
         if play is None:
             self.say(f"bgai rolls {dice[0]}-{dice[1]}: no legal play.")
+            self._recorder.add(Move(BOT, dice))
             self.dice = None
             return None
+        self._recorder.add(Move(BOT, dice, play.steps))
         self.board = flip(np.array(play.afterstate))
         self.dice = None
         self.say(f"bgai rolls {dice[0]}-{dice[1]} and plays {play.notation}.")
@@ -439,20 +723,28 @@ class TerminalGame:
 
     def _bot_doubles(self) -> str | None:
         self.match = self.match.offer_double(BOT)
+        self._recorder.add(Double(BOT))
+        return self._answer_bot_double()
+
+    def _answer_bot_double(self) -> str | None:
+        """You take or drop the bot's pending double; the end-of-game message after a drop, else None."""
         self.show()
         self.say(f"bgai doubles to {2 * self.match.cube_value}.")
         while True:
-            cmd = self.ask("take or drop> ").strip().lower()
+            raw = self.ask("take or drop> ").strip()
+            cmd = raw.lower()
             if cmd in ("t", "ta", "tak", "take", "a", "accept"):
                 self.match = self.match.take()
+                self._recorder.add(Take(HUMAN))
                 self.say(f"You take: the cube is on {self.match.cube_value}, yours.")
                 return None
             if cmd in ("d", "dr", "dro", "drop", "p", "pass", "reject"):
+                self._recorder.add(Drop(HUMAN))
                 return self._end(BOT, None)
             if cmd in ("h", "hint"):
                 self._take_hint()
                 continue
-            if self._common(cmd):
+            if self._common(cmd, raw):
                 continue
             self.say("Answer 'take' or 'drop' (or 'hint', 'board', 'quit').")
 
@@ -465,13 +757,37 @@ class TerminalGame:
         self.say(f"bgai's advice: {'take' if d.take else 'drop'} ({d.action}).")
 
 
-def play_in_terminal(spec: str, *, match_length: int = 0, seed: int | None = None) -> int:
-    """Run :class:`TerminalGame` on stdin/stdout with the agent ``spec``; returns the exit status."""
-    bot = Bot.from_spec(spec)
+def play_in_terminal(
+    spec: str, *, match_length: int = 0, seed: int | None = None, position: str | None = None,
+    save: str | None = None,
+) -> int:
+    """Run :class:`TerminalGame` on stdin/stdout with the agent ``spec``; returns the exit status.
+
+    Args:
+        spec: the bot's agent spec.
+        match_length: 0 for money play, else a match to that length.
+        seed: the dice seed (None: random).
+        position: start the first game from this position (anything
+            :func:`bgai.formats.request.read_position_request` reads).
+        save: write the session to this match file when it ends (also after Ctrl-C or the end of input).
+
+    Raises:
+        BgaiError: a bad position, ``--match`` against the position, a ``--save`` file the session cannot be
+            written to (checked before the game starts), a bad agent spec.
+    """
+    req = read_position_request(position) if position else None
+    if save is not None:
+        match_format(save)  # a bad extension fails before the bot is loaded
     rng = np.random.default_rng(seed)
-    game = TerminalGame(bot, match_length=match_length, rng=rng, say=lambda s: print(s, flush=True))
+    bot = Bot.from_spec(spec)
+    game = TerminalGame(bot, match_length=match_length, rng=rng, say=lambda s: print(s, flush=True), start=req,
+                        start_text=position or "", save_path=save)
+    status = 0
     try:
-        return game.run()
+        status = game.run()
     except KeyboardInterrupt:
         print("\nBye.", file=sys.stderr)
-        return 130
+        status = 130
+    finally:
+        saved = game.save_at_end()
+    return status or saved
