@@ -75,8 +75,8 @@ def test_random_finished_boards_match_result_kind_and_one_copy_serves_all():
 
     import bgai.agents.neural as neural
     import bgai.agents.numpy_bot as infer
-    import bgai.train.selfplay as td
+    import bgai.model.bundle as bundle  # self-play chooses through the neural agent, which values with a bundle
 
     assert neural.finished_probabilities is finished_probabilities
-    assert td.finished_probabilities is finished_probabilities
+    assert bundle.finished_probabilities is finished_probabilities
     assert infer.finished_probabilities is finished_probabilities and not hasattr(infer, "_finished")
