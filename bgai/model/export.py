@@ -73,7 +73,8 @@ EXPORT_FORMAT = 1
 FORMATS = {"onnx": ".onnx", "npz": ".npz"}
 
 #: Reference positions of the golden file (GNU Backgammon Position IDs, side on roll's view): the start, a few
-#: middle games, a position with checkers on the bar, a race and a bear-off (from PROTOCOLS.md's test vectors).
+#: middle games and positions with checkers on the bar (from PROTOCOLS.md's test vectors), then a race and a
+#: bear-off (GNU Backgammon's classes 3 and 2, ``gnubg_nn.classify``), so a set of several nets is checked on each.
 GOLDEN_POSITIONS = (
     "4HPwATDgc/ABMA",
     "HC/wATDg8+AxAA",
@@ -82,6 +83,8 @@ GOLDEN_POSITIONS = (
     "8N4ZAAbg/xMAIA",
     "GW+DAUi03ZABBg",
     "ADAAAQAkIAAAAA",
+    "zjlnAIA5Z84AAA",
+    "Z14AANh2DQAAAA",
 )
 
 
