@@ -10,6 +10,7 @@ import os
 import numpy as np
 import pytest
 import torch
+from test_bundle import net_for, random_positions, two_net_bundle
 
 from bgai.agents.numpy_bot import NumpyAgent
 from bgai.agents.registry import make_agent
@@ -18,8 +19,6 @@ from bgai.errors import BgaiError
 from bgai.model.bundle import ModelBundle, bundle_file, save_checkpoint
 from bgai.model.export import export_bundle, export_checkpoint
 from bgai.util import fileio
-
-from test_bundle import net_for, random_positions, two_net_bundle
 
 
 def one_net_checkpoint(path, seed: int = 4) -> str:

@@ -70,7 +70,7 @@ def test_flat_and_sectioned_configs_are_the_same(tmp_path):
 def test_numbers_as_users_type_them(tmp_path, text, value):
     p = tmp_path / "c.yaml"
     p.write_text(f"games: 100\nlr: {text}\nlr_end: '{text}'\n")
-    cfg = load_config(p, [f"lam=0.5", f"td.lr_end={text}"])
+    cfg = load_config(p, ["lam=0.5", f"td.lr_end={text}"])
     assert cfg.td.lr == value and cfg.td.lr_end == value
     assert load_config(p, [f"lr={text}"]).td.lr == value
     assert parse_override(f"lr={text}") == ("lr", value)

@@ -213,15 +213,22 @@ class ModelBundle:
         Returns:
             ``(N, 5)`` float64 in :data:`bgai.core.equity.OUTPUTS` order; finished games exact.
         """
-        out = np.empty((boards.shape[0], 5), dtype=np.float64)
         if boards.shape[0] == 0:
-            return out
+            return np.empty((0, 5), dtype=np.float64)
         over, exact = finished_probabilities(boards)
         if self._fast is None:  # views of the current weights: also right while the nets are trained
             self._fast = [FastForward(n.net) for n in self.nets]
-        for k, idx in self.rule.route(boards, ~over):
-            sub = boards if idx.size == boards.shape[0] else boards[idx]
-            out[idx] = self._fast[k](self.nets[k].encoder(sub))
+        if len(self.nets) == 1:  # the hot path of self-play: no routing
+            live = ~over
+            if live.all():
+                return self._fast[0](self.nets[0].encoder(boards)).astype(np.float64)
+            out = np.empty((boards.shape[0], 5), dtype=np.float64)
+            out[live] = self._fast[0](self.nets[0].encoder(boards[live]))
+        else:
+            out = np.empty((boards.shape[0], 5), dtype=np.float64)
+            for k, idx in self.rule.route(boards, ~over):
+                sub = boards if idx.size == boards.shape[0] else boards[idx]
+                out[idx] = self._fast[k](self.nets[k].encoder(sub))
         out[over] = exact
         return out
 

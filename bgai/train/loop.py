@@ -45,7 +45,14 @@ import yaml
 from bgai.agents.neural import NeuralAgent
 from bgai.errors import BgaiError, CheckpointError, ConfigError
 from bgai.evaluate.series import evaluate
-from bgai.model.bundle import ModelBundle, bundle_file, bundle_from_checkpoint, load_bundle, read_checkpoint, save_checkpoint
+from bgai.model.bundle import (
+    ModelBundle,
+    bundle_file,
+    bundle_from_checkpoint,
+    load_bundle,
+    read_checkpoint,
+    save_checkpoint,
+)
 from bgai.train.config import ModelConfig, TrainConfig, config_from_checkpoint
 from bgai.train.trainer import Trainer
 from bgai.util.fileio import atomic_write_bytes, ensure_directory, stale_temps
