@@ -211,7 +211,7 @@ def test_core_loads_no_other_layer_and_not_torch():
     out = subprocess.run([sys.executable, "-c", CORE_PROBE], capture_output=True, text=True, check=True, cwd=ROOT)
     loaded = json.loads(out.stdout)
     assert "bgai.core.movegen" in loaded
-    others = [m for m in loaded if not (m in ("bgai", "bgai.errors") or m.startswith("bgai.core"))]
+    others = [m for m in loaded if not (m in ("bgai", "bgai.errors", "bgai.util") or m.startswith(("bgai.core", "bgai.util.")))]
     assert others == []
 
 

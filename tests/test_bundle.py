@@ -1,5 +1,5 @@
-"""Model bundles: the shipped format-1 checkpoint, format-2 files, routing by position class (checked against
-GNU Backgammon's classes), and refusing non-finite weights and oversized nets before building anything."""
+"""Model bundles: the shipped format-1 checkpoint, format-2 files, routing by position class (GNU Backgammon's
+classes, bgai.model.classes), and refusing non-finite weights and oversized nets before building anything."""
 
 from __future__ import annotations
 
@@ -26,9 +26,9 @@ from bgai.model.bundle import (
     read_checkpoint,
     save_checkpoint,
 )
+from bgai.model.classes import CLASS_BEAROFF, CLASS_CONTACT, CLASS_CRASHED, CLASS_RACE, classify
 from bgai.model.features import get_encoder
 from bgai.model.nets import NetSpec, ValueNet
-from bgai.model.routing import CLASS_BEAROFF, CLASS_CONTACT, CLASS_NAMES, CLASS_OVER, CLASS_RACE, simple_classify
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHIPPED = os.path.join(ROOT, "checkpoints", "bgai-td128.pt")
@@ -93,11 +93,11 @@ def test_format_2_round_trip_and_routing(tmp_path):
     path = tmp_path / "two.pt"
     save_checkpoint(bundle_file(bundle, config={"algorithm": "td"}, games_trained=7, evals=[{"ppg": 0.1}]), path)
     back, ckpt = load_bundle(path)
-    assert back.names() == ["contact", "race"] and back.classifier == "simple"
+    assert back.names() == ["contact", "race"] and back.classifier == "gnubg"
     assert ckpt["games_trained"] == 7 and ckpt["nets"][0]["record"] == {"algorithm": "test"}
     boards = random_positions(2000, 2)
-    cls = simple_classify(boards)
-    assert {CLASS_CONTACT, CLASS_RACE, CLASS_BEAROFF} <= set(cls.tolist())
+    cls = classify(boards)
+    assert {CLASS_CONTACT, CLASS_CRASHED, CLASS_RACE, CLASS_BEAROFF} <= set(cls.tolist())
     got = back.probabilities(boards)
     race = np.isin(cls, [CLASS_RACE, CLASS_BEAROFF])
     with torch.no_grad():
@@ -115,21 +115,6 @@ def test_format_2_round_trip_and_routing(tmp_path):
     # the agent plays the bundle; its afterstate values use both nets
     agent = NeuralAgent(back, ply=0)
     np.testing.assert_allclose(agent.probabilities(boards[:50]), got[:50], atol=1e-6)
-
-
-def test_simple_classes_agree_with_gnubg():
-    gnubg_nn = pytest.importorskip("gnubg_nn")
-    boards = random_positions(4000, 3)
-    # finished games too: the opponent (row 1) has borne off all
-    over = boards[:20].copy()
-    over[:, 1] = 0
-    boards = np.concatenate([boards, over])
-    theirs = np.array([gnubg_nn.classify([b[1].tolist(), b[0].tolist()]) for b in boards.astype(np.int64)])
-    # gnubg: 0 over, 1 bearoff2, 2 bearoff1, 3 race, 4 crashed, 5 contact; 'simple' has no crashed class
-    want = np.array([CLASS_OVER, CLASS_BEAROFF, CLASS_BEAROFF, CLASS_RACE, CLASS_CONTACT, CLASS_CONTACT])[theirs]
-    got = simple_classify(boards)
-    np.testing.assert_array_equal(got, want)
-    assert len(set(got.tolist())) == 4, [CLASS_NAMES[c] for c in set(got.tolist())]
 
 
 def test_class_rule_errors():

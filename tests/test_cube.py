@@ -304,5 +304,7 @@ def test_bad_probabilities():
 
 
 def test_match_longer_than_the_table():
+    # the MET is extended to 64 points as GNU Backgammon does (bgai.game.met): 31 points is analysed, 65 is refused
+    analyse_cube(START_PROBS, CubeState(match_length=31, score=(0, 0)), 0.68)
     with pytest.raises(MatchStateError, match="longer than"):
-        analyse_cube(START_PROBS, CubeState(match_length=31, score=(0, 0)), 0.68)
+        analyse_cube(START_PROBS, CubeState(match_length=65, score=(0, 0)), 0.68)

@@ -143,6 +143,6 @@ def test_bad_series_arguments():
     with pytest.raises(BgaiError, match="positive"):
         evaluate_cubeful("pubeval", "random", 0, 1)
     with pytest.raises(MatchStateError, match="longer than"):
-        evaluate_cubeful("pubeval", "random", 2, 1, rules=MatchRules.match(31))
+        evaluate_cubeful("pubeval", "random", 2, 1, rules=MatchRules.match(65))  # the MET covers 64 points
     with pytest.raises(MatchStateError, match="at least 1 point"):
         MatchRules.match(0)

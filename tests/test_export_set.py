@@ -40,7 +40,7 @@ def test_two_net_export_plays_like_the_bundle(tmp_path):
     meta = {p.key: p.value for p in onnx.load(tmp_path / "m.race.onnx").metadata_props}
     assert meta["net_name"] == "race" and meta["net_classes"] == "race,bearoff" and meta["encoding"] == "tesauro198"
     rule = json.loads(meta["class_rule"])
-    assert rule["classifier"] == "simple"
+    assert rule["classifier"] == "gnubg"
     assert [(n["name"], n["classes"], n["onnx"], n["npz"]) for n in rule["nets"]] == [
         ("contact", ["contact", "crashed"], "m.onnx", "m.npz"), ("race", ["race", "bearoff"], "m.race.onnx", "m.race.npz")]
     boards = random_positions(3000, 5)

@@ -179,9 +179,11 @@ def test_registry_and_checkpoint_records():
     assert get_encoder("extended").size == 219 and get_encoder("tesauro198").size == 198
     with pytest.raises(ConfigError, match="nonsense"):
         get_encoder("nonsense")
+    race = np.zeros((2, 25), dtype=np.int8)
+    race[:, :6] = 2  # the race encoding accepts races only
     for enc in ENCODERS.values():
         assert check_encoding(enc.describe()) is enc
-        assert enc(starting_board()).shape == (1, enc.size)
+        assert enc(race if enc.name == "race" else starting_board()).shape == (1, enc.size)
     with pytest.raises(CheckpointError):
         check_encoding({"name": "extended", "version": 99, "size": 219})
     with pytest.raises(CheckpointError):

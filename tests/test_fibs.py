@@ -118,7 +118,7 @@ def test_unlimited_match_is_money():
     [
         (lambda f: f[:-1], "52 fields"),
         (lambda f: f + ["0"], "52 fields"),
-        (lambda f: f[:10] + ["x"] + f[11:], r"field 10 \(points\[4\]\) .* not an integer: .x."),
+        (lambda f: f[:10] + ["x"] + f[11:], r"field 10 \(points\[4\]\) of the FIBS board 'x' is not an integer"),
         (lambda f: ["bored"] + f[1:], "must start with 'board:'"),
         (lambda f: f[:32] + ["0"] + f[33:], "turn 0"),
         (lambda f: f[:41] + ["0"] + f[42:], "color must be -1 or 1"),

@@ -209,5 +209,7 @@ def test_match_id_inconsistent_with_the_position():
 def test_match_id_errors_are_clear():
     with pytest.raises(MatchIDError, match="wrong length"):
         match_from_match_id("cAkAAA")
+    # the table is extended to 64 points as GNU Backgammon does (bgai.game.met): 31 points is fine, 65 is not
+    assert cube_state_from_match_id(encode_match_id(MatchState(match_length=31))).match_length == 31
     with pytest.raises(MatchIDError, match="longer than"):
-        cube_state_from_match_id(encode_match_id(MatchState(match_length=31)))
+        cube_state_from_match_id(encode_match_id(MatchState(match_length=65)))

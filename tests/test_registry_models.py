@@ -191,16 +191,29 @@ def test_default_uses_bgai_model(model, monkeypatch, capsys):
     assert len(plays) >= 5 and plays == out_path.splitlines()[1:]
 
 
-def test_default_picks_newest_checkpoint(tmp_path, monkeypatch):
+def test_default_is_the_manifest_model_not_the_newest_file(tmp_path, monkeypatch):
+    # a user's newer checkpoint in the folder (or a corrupt one) must not change what 'default' means
     monkeypatch.delenv("BGAI_MODEL", raising=False)
-    old = _make_checkpoint(tmp_path / "b-old.pt", seed=1)
-    new = _make_checkpoint(tmp_path / "a-new.pt", seed=2)
-    os.utime(old, (1_000_000, 1_000_000))
-    os.utime(new, (2_000_000, 2_000_000))
-    (tmp_path / "notes.txt").write_text("x")
+    shipped = _make_checkpoint(tmp_path / "b-shipped.pt", seed=1)
+    newer = _make_checkpoint(tmp_path / "a-new.pt", seed=2)
+    os.utime(shipped, (1_000_000, 1_000_000))
+    os.utime(newer, (2_000_000, 2_000_000))
+    (tmp_path / "zzz-corrupt.pt").write_bytes(b"not a checkpoint")
+    (tmp_path / "models.json").write_text('{"default": "b-shipped.pt"}')
     monkeypatch.setattr(registry, "CHECKPOINT_DIR", str(tmp_path))
-    assert default_model_spec() == new
-    assert make_agent("default").spec == new
+    assert default_model_spec() == shipped
+    assert make_agent("default").spec == shipped
+    (tmp_path / "models.json").write_text('{"default": "../elsewhere.pt"}')
+    with pytest.raises(AgentSpecError, match="must be a file name"):
+        default_model_spec()
+    (tmp_path / "models.json").write_text('{"default": "gone.pt"}')
+    with pytest.raises(CheckpointError, match=r"default model .*gone\.pt' named in .*models\.json does not exist"):
+        default_model_spec()
+
+
+def test_repository_manifest_names_the_shipped_model(monkeypatch):
+    monkeypatch.delenv("BGAI_MODEL", raising=False)
+    assert os.path.basename(default_model_spec()) == "bgai-td128.pt"
 
 
 def test_default_without_model_is_an_error_not_pubeval(tmp_path, monkeypatch, capsys):
@@ -208,7 +221,7 @@ def test_default_without_model_is_an_error_not_pubeval(tmp_path, monkeypatch, ca
 
     monkeypatch.delenv("BGAI_MODEL", raising=False)
     monkeypatch.setattr(registry, "CHECKPOINT_DIR", str(tmp_path))
-    with pytest.raises(AgentSpecError, match=r"no default model: .*\*\.pt matches nothing and \$BGAI_MODEL is not set"):
+    with pytest.raises(AgentSpecError, match=r"no default model: .*models\.json does not exist and \$BGAI_MODEL is not set"):
         make_agent("default")
     with pytest.raises(AgentSpecError, match="no default model"):
         make_bot("default")

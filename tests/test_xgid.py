@@ -208,7 +208,8 @@ def xgid_states(draw):
     ml = draw(st.sampled_from([0, 0, 1, 3, 5, 7, 11]))
     if ml:
         score = (draw(st.integers(0, ml - 1)), draw(st.integers(0, ml - 1)))
-        crawford = (ml - 1 in score) and draw(st.booleans())
+        # a 1-point match has no Crawford game (gnubg's SetMatchID clears it; encode_xgid refuses it)
+        crawford = ml > 1 and (ml - 1 in score) and draw(st.booleans())
         jacoby = beaver = False
     else:
         score = (draw(st.integers(0, 50)), draw(st.integers(0, 50)))
@@ -216,10 +217,12 @@ def xgid_states(draw):
         jacoby, beaver = draw(st.booleans()), draw(st.booleans())
     double = draw(st.booleans())
     dice = (0, 0) if double or draw(st.booleans()) else (draw(st.integers(1, 6)), draw(st.integers(1, 6)))
+    cube_log = draw(st.integers(0, 12))
     return XGIDState(
         board=board,
-        cube_value=2 ** draw(st.integers(0, 12)),
-        cube_owner=draw(st.sampled_from([-1, 0, 1])),
+        cube_value=2**cube_log,
+        # only the cube's owner (or either player, cube centred) can have doubled
+        cube_owner=draw(st.sampled_from([-1, 0] if double else [-1, 0, 1])),
         dice=dice,
         double_offered=double,
         score=score,
@@ -227,7 +230,7 @@ def xgid_states(draw):
         crawford=crawford,
         jacoby=jacoby,
         beaver=beaver,
-        max_cube=draw(st.integers(0, 15)),
+        max_cube=draw(st.integers(0 if ml else cube_log, 15)),  # a money cube is within its limit
         bottom_on_roll=draw(st.booleans()),
     )
 

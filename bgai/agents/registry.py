@@ -17,13 +17,13 @@ options.
   :class:`bgai.agents.numpy_bot.NumpyAgent` at 0-ply (the weights come from the ``.npz``; for ``.onnx`` the
   ``.npz`` written beside it, or, without one, the ``.onnx`` itself through onnxruntime when it is installed; an
   export of several nets is loaded whole from any of its files).
-* ``default``: the shipped model (:func:`default_model_spec`): ``$BGAI_MODEL`` if set, else the newest
-  ``checkpoints/*.pt`` of the repository; an error when there is none (never a silent substitute).
+* ``default``: the shipped model (:func:`default_model_spec`): ``$BGAI_MODEL`` if set, else the model named by
+  the manifest ``checkpoints/models.json``; an error when there is none (never a silent substitute).
 """
 
 from __future__ import annotations
 
-import glob
+import json
 import os
 from typing import Callable
 
@@ -99,20 +99,23 @@ EXPORT_SUFFIXES = (".onnx", ".npz")
 DEFAULT = "default"
 #: Environment variable naming the model ``default`` stands for (a path, optionally with ``:ply=N``).
 MODEL_ENV = "BGAI_MODEL"
+#: The manifest in :data:`CHECKPOINT_DIR` naming the shipped default model (``{"default": "FILE.pt", ...}``).
+MANIFEST = "models.json"
 #: Where shipped models live: ``checkpoints/`` in the repository root (the parent of the ``bgai`` package).
 CHECKPOINT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "checkpoints")
 def default_model_spec(checkpoint_dir: str | None = None) -> str:
-    """The spec ``default`` stands for: ``$BGAI_MODEL`` if set and non-empty, else the newest ``*.pt`` (by
-    modification time, then name) in ``checkpoint_dir`` (default :data:`CHECKPOINT_DIR`, the repository's
-    ``checkpoints/`` folder, found relative to the ``bgai`` package, not the working directory).
+    """The spec ``default`` stands for: ``$BGAI_MODEL`` if set and non-empty, else the model the manifest
+    ``checkpoints/models.json`` names as ``"default"`` (in ``checkpoint_dir``, default :data:`CHECKPOINT_DIR`, the
+    repository's ``checkpoints/`` folder, found relative to the ``bgai`` package, not the working directory).
+    Other files in the folder (a user's copied checkpoint) never change what ``default`` means.
 
     Returns:
-        A path spec (``'/repo/checkpoints/model.pt'``; ``$BGAI_MODEL`` may add ``':ply=1'``).
+        A path spec (``'/repo/checkpoints/bgai-td128.pt'``; ``$BGAI_MODEL`` may add ``':ply=1'``).
 
     Raises:
-        CheckpointError: ``$BGAI_MODEL`` names a file that does not exist.
-        AgentSpecError: ``$BGAI_MODEL`` is ``default`` or a built-in bot name, or there is no model at all (the
-            message says how to provide one or name another agent).
+        CheckpointError: ``$BGAI_MODEL`` or the manifest names a file that does not exist.
+        AgentSpecError: ``$BGAI_MODEL`` is ``default`` or a built-in bot name; no manifest or an unreadable one
+            (the message says how to provide a model or name another agent).
     """
     env = os.environ.get(MODEL_ENV, "").strip()
     if env:
@@ -123,13 +126,22 @@ def default_model_spec(checkpoint_dir: str | None = None) -> str:
             raise CheckpointError(f"${MODEL_ENV}={env!r}: model file {name!r} does not exist")
         return env
     folder = checkpoint_dir or CHECKPOINT_DIR
-    found = [p for p in glob.glob(os.path.join(folder, "*.pt")) if os.path.isfile(p)]
-    if not found:
-        raise AgentSpecError(
-            f"no default model: {os.path.join(folder, '*.pt')} matches nothing and ${MODEL_ENV} is not set; set "
-            f"{MODEL_ENV}=path/to/model.pt or name an agent ({', '.join(BUILTINS)}, or a model file)"
-        )
-    return max(found, key=lambda p: (os.path.getmtime(p), os.path.basename(p)))
+    manifest = os.path.join(folder, MANIFEST)
+    hint = f"set {MODEL_ENV}=path/to/model.pt or name an agent ({', '.join(BUILTINS)}, or a model file)"
+    try:
+        with open(manifest, encoding="utf-8") as f:
+            entry = json.load(f)["default"]
+    except FileNotFoundError:
+        raise AgentSpecError(f"no default model: {manifest} does not exist and ${MODEL_ENV} is not set; {hint}") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise AgentSpecError(f"no default model: {manifest} is unreadable or has no 'default' entry "
+                             f"({type(exc).__name__}); {hint}") from None
+    if not isinstance(entry, str) or not entry or os.path.basename(entry) != entry:
+        raise AgentSpecError(f"no default model: {manifest}'s 'default' must be a file name in {folder}, got {entry!r}")
+    path = os.path.join(folder, entry)
+    if not os.path.isfile(path):
+        raise CheckpointError(f"the default model {path!r} named in {manifest} does not exist")
+    return path
 
 
 def resolve_spec(spec: str) -> str:

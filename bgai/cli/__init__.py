@@ -1,4 +1,4 @@
-"""bgai's command line: ``bgai moves | hint | eval | train | export | serve | play``.
+"""bgai's command line: ``bgai moves | hint | eval | train | export | serve | play | bearoff``.
 
 This package only parses arguments and calls the library; nothing in the library imports it.  Each subcommand
 lives in its own module ``bgai/cli/<name>.py`` exposing ``register(subparsers)``, which adds its parser and sets
@@ -14,8 +14,15 @@ import sys
 
 from bgai.errors import BgaiError
 
+#: Optional packages and the extra that brings each (``pip install 'bgai[EXTRA]'``).
+EXTRAS = {
+    "torch": "train", "tensorboard": "train", "tqdm": "train", "yaml": "train", "threadpoolctl": "train",
+    "fastapi": "serve", "uvicorn": "serve", "starlette": "serve", "pydantic": "serve",
+    "onnx": "onnx", "onnxruntime": "onnx", "gnubg_nn": "gnubg", "matplotlib": "plots", "ray": "ray",
+}
+
 #: Subcommand modules, in the order ``bgai --help`` lists them.
-COMMANDS = ("moves", "hint", "eval", "train", "export", "serve", "play")
+COMMANDS = ("moves", "hint", "eval", "train", "export", "serve", "play", "bearoff")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,6 +58,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("bgai: interrupted", file=sys.stderr)
         return 130
+    except ModuleNotFoundError as exc:
+        top = (exc.name or "").split(".")[0]
+        if top not in EXTRAS:
+            raise
+        print(
+            f"bgai: error: 'bgai {args.command}' needs the Python package {top!r}, which is not installed: "
+            f"pip install 'bgai[{EXTRAS[top]}]'",
+            file=sys.stderr,
+        )
+        return 2
     except BrokenPipeError:
         return 0
 

@@ -14,7 +14,7 @@ mover's view (sides not swapped).  Ranking (the ``ranking`` field of the JSON an
 * no Match ID: cubeless money equity (:func:`bgai.core.equity.cubeless_equity`) for agents with probabilities
   (gnubg, neural), which also get the mover's win/gammon/backgammon probabilities after each play;
 * with a Match ID, agents with probabilities: GNU Backgammon's 0-ply cubeful checker-play evaluation
-  (:func:`bgai.evaluate.series.cubeful_afterstate_equities`): match play by the mover's cubeful match-winning chance
+  (:func:`bgai.evaluate.cubeful_afterstate_equities`): match play by the mover's cubeful match-winning chance
   (``mwc``), shown with GNU Backgammon's normalised equity; money play by cubeful money equity;
 * agents without probabilities (pubeval, heuristics): the agent's own cubeless score, cube and score unused.
 

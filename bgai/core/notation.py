@@ -30,6 +30,7 @@ import re
 from typing import Sequence
 
 from bgai.errors import NotationError
+from bgai.util.integers import parse_int
 
 __all__ = ["format_play", "format_play_plain", "parse_moves"]
 
@@ -108,7 +109,9 @@ def format_play_plain(steps: Sequence[tuple]) -> str:
     return "".join(parts)
 
 
-_TOKEN = re.compile(r"\s*(?:(\d+)|(bar|ba|b)|(off|of|o|-)|(/)|(\*)|(,)|\((\d*)\)?|(\S))", re.IGNORECASE)
+_TOKEN = re.compile(r"\s*(?:([0-9]+)|(bar|ba|b)|(off|of|o|-)|(/)|(\*)|(,)|\(([0-9]*)\)?|(\S))", re.IGNORECASE)
+#: Largest repeat count ``(n)``: a play has at most 4 steps, gnubg's ParseMove at most 8 points.
+_MAX_REPEAT = 8
 
 
 def parse_moves(text: str) -> list[tuple[list[int], set[int]]]:
@@ -121,72 +124,103 @@ def parse_moves(text: str) -> list[tuple[list[int], set[int]]]:
 
     Raises:
         NotationError: quoting the text, for anything GNU Backgammon's ``ParseMove`` would refuse (points
-            outside 0..25, a leading/trailing/double ``/``, a bad repeat count, a move from off or to the bar,
-            more than 8 points...).
+            outside 0..25, a leading/trailing/double ``/``, a bad repeat count (outside 1..8), a move from off
+            or to the bar, more than 8 points...).  Numbers are ASCII digits, read by
+            :func:`bgai.util.integers.parse_int`.
     """
     if not isinstance(text, str):
         raise NotationError(f"play notation must be a string, got {type(text).__name__}")
-    moves: list[tuple[list[int], set[int]]] = []
-    cur: list[int] = []
-    marks: set[int] = set()
-    pending_slash = False
+    parser = _MoveParser(text)
+    moves = parser.parse()
+    _check_moves(moves, parser.err)
+    return moves
 
-    def err(why: str) -> NotationError:
-        return NotationError(f"cannot parse play {text!r}: {why}")
 
-    def close():
-        nonlocal cur, marks
-        if cur:
-            if len(cur) < 2:
-                raise err(f"'{_pt(cur[0])}' is not a move (expected from/to)")
-            moves.append((cur, marks))
-        cur, marks = [], set()
+class _MoveParser:
+    """Tokens -> checker moves; one method per kind of token (see :func:`parse_moves`)."""
 
-    pos = 0
-    stripped = text.strip()
-    while pos < len(stripped):
-        m = _TOKEN.match(stripped, pos)
-        if m is None or m.end() == pos:
-            break
-        pos = m.end()
-        num, bar, off, slash, star, comma, rep, other = m.groups()
-        if other is not None:
-            raise err(f"unexpected character {other!r}")
-        if num is not None or bar is not None or off is not None:
-            n = 25 if bar is not None else 0 if off is not None else int(num)
-            if n > 25:
-                raise err(f"point {n} is outside 0..25")
-            if cur and not pending_slash:
-                close()
-            cur.append(n)
-            pending_slash = False
-        elif slash is not None:
-            if not cur or pending_slash:
-                raise err("'/' must stand between two points")
-            pending_slash = True
-        elif star is not None:
-            if not cur or pending_slash:
-                raise err("'*' must follow a point")
-            marks.add(cur[-1])
-        elif comma is not None:
-            if pending_slash:
-                raise err("'/' must stand between two points")
-            close()
-        else:  # repeat count
-            if pending_slash or len(cur) < 2:
-                raise err("a repeat count '(n)' must follow a complete move")
-            if not rep or not rep.isdigit() or int(rep) < 1 or not m.group(0).rstrip().endswith(")"):
-                raise err("bad repeat count")
-            count = int(rep)
-            path = cur
-            close()
-            for _ in range(count - 1):
-                moves.append((list(path), set()))
-    if pending_slash:
-        raise err("trailing '/'")
-    close()
-    if not moves:
-        raise err("no move found")
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.shown = repr(text) if len(text) <= 80 else repr(text[:80]) + f"... ({len(text)} characters)"
+        self.moves: list[tuple[list[int], set[int]]] = []
+        self.cur: list[int] = []
+        self.marks: set[int] = set()
+        self.pending_slash = False
+
+    def err(self, why: str) -> NotationError:
+        return NotationError(f"cannot parse play {self.shown}: {why}")
+
+    def close(self) -> None:
+        if self.cur:
+            if len(self.cur) < 2:
+                raise self.err(f"'{_pt(self.cur[0])}' is not a move (expected from/to)")
+            self.moves.append((self.cur, self.marks))
+        self.cur, self.marks = [], set()
+
+    def point(self, n: int) -> None:
+        if self.cur and not self.pending_slash:
+            self.close()
+        self.cur.append(n)
+        self.pending_slash = False
+
+    def slash(self) -> None:
+        if not self.cur or self.pending_slash:
+            raise self.err("'/' must stand between two points")
+        self.pending_slash = True
+
+    def star(self) -> None:
+        if not self.cur or self.pending_slash:
+            raise self.err("'*' must follow a point")
+        self.marks.add(self.cur[-1])
+
+    def comma(self) -> None:
+        if self.pending_slash:
+            raise self.err("'/' must stand between two points")
+        self.close()
+
+    def repeat(self, rep: str | None, token: str) -> None:
+        if self.pending_slash or len(self.cur) < 2:
+            raise self.err("a repeat count '(n)' must follow a complete move")
+        if not rep or not token.rstrip().endswith(")"):
+            raise self.err("bad repeat count")
+        count = parse_int(rep, "repeat count", self.err, 1, _MAX_REPEAT)
+        path = self.cur
+        self.close()
+        for _ in range(count - 1):
+            self.moves.append((list(path), set()))
+
+    def parse(self) -> list[tuple[list[int], set[int]]]:
+        pos = 0
+        stripped = self.text.strip()
+        while pos < len(stripped):
+            m = _TOKEN.match(stripped, pos)
+            if m is None or m.end() == pos:
+                break
+            pos = m.end()
+            num, bar, off, slash, star, comma, rep, other = m.groups()
+            if other is not None:
+                raise self.err(f"unexpected character {other!r}")
+            if num is not None or bar is not None or off is not None:
+                self.point(25 if bar is not None else 0 if off is not None else parse_int(num, "point", self.err, 0, 25))
+            elif slash is not None:
+                self.slash()
+            elif star is not None:
+                self.star()
+            elif comma is not None:
+                self.comma()
+            else:
+                self.repeat(rep, m.group(0))
+        if self.pending_slash:
+            raise self.err("trailing '/'")
+        self.close()
+        if not self.moves:
+            raise self.err("no move found")
+        return self.moves
+
+
+def _check_moves(moves: list[tuple[list[int], set[int]]], err) -> None:
+    """Refuse what GNU Backgammon's ``ParseMove`` refuses: moves from off, to the bar, backwards, through the bar
+    or off, more than 8 steps."""
     total_steps = 0
     for path, _ in moves:
         for a, b in zip(path, path[1:]):
@@ -202,4 +236,3 @@ def parse_moves(text: str) -> list[tuple[list[int], set[int]]]:
         total_steps += len(path) - 1
     if total_steps > 8:
         raise err("too many moves")
-    return moves

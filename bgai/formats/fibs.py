@@ -34,6 +34,7 @@ import numpy as np
 
 from bgai.core.board import BAR, as_batch, validation_errors
 from bgai.errors import FIBSBoardError
+from bgai.util.integers import parse_int
 
 __all__ = [
     "INT_FIELDS",
@@ -196,8 +197,9 @@ def parse_fibs_board(text: str) -> FIBSBoard:
         :class:`FIBSBoard`.
 
     Raises:
-        FIBSBoardError: no ``board:`` prefix, not exactly 52 fields, or a field that is not an integer
-            (naming the field).
+        FIBSBoardError: no ``board:`` prefix, not exactly 52 fields, or a field that is not an integer of at
+            most 18 ASCII digits (surrounding spaces allowed; read by :func:`bgai.util.integers.parse_int`),
+            naming the field.
     """
     if not isinstance(text, str):
         raise FIBSBoardError(f"a FIBS board must be text, got {type(text).__name__}")
@@ -216,17 +218,10 @@ def parse_fibs_board(text: str) -> FIBSBoard:
         raise FIBSBoardError(
             f"a FIBS board has 52 fields after 'board:' (2 names and 50 numbers), got {len(parts)}"
         )
-    try:
-        nums = [int(p) for p in parts[2:]]
-    except ValueError:
-        for i, p in enumerate(parts[2:]):
-            try:
-                int(p)
-            except ValueError:
-                raise FIBSBoardError(
-                    f"field {i + 3} ({_field_name(i)}) of the FIBS board is not an integer: {p!r}"
-                ) from None
-        raise  # pragma: no cover
+    nums = [
+        parse_int(p.strip(), f"field {i + 3} ({_field_name(i)}) of the FIBS board", FIBSBoardError)
+        for i, p in enumerate(parts[2:])
+    ]
     values: dict[str, object] = {"player": parts[0], "opponent": parts[1], "options_text": options}
     k = 0
     for name, n in INT_FIELDS:
@@ -267,9 +262,11 @@ def interpret_fibs_board(fb: FIBSBoard | str, *, scores: str = "fibs") -> FIBSSt
 
     Raises:
         FIBSBoardError: syntax errors (see :func:`parse_fibs_board`); ``turn``, ``color`` or ``direction`` 0
-            (0 = game over; gnubg: "badly formed board"); a match length not above both scores; checkers of the
-            wrong sign on a bar; dice outside 0..6 or only one die; a cube that is not a power of two; an
-            impossible position (more than 15 checkers a side, ...).
+            (0 = game over; gnubg: "badly formed board"); a match length not above both scores; a point or bar
+            with more than 15 checkers; checkers of the wrong sign on a bar; a pair of dice (``dice`` or
+            ``opponent_dice``) that is neither ``0:0`` (not rolled) nor two values 1..6 -- ``0:3`` is as wrong
+            as ``3:0``; a cube that is not a power of two; an impossible position (more than 15 checkers a
+            side, ...).
     """
     if isinstance(fb, str):
         fb = parse_fibs_board(fb)
@@ -309,6 +306,9 @@ def interpret_fibs_board(fb: FIBSBoard | str, *, scores: str = "fibs") -> FIBSSt
     color = fb.turn
     direction = fb.direction if you_on_turn else -fb.direction
     pts = fb.points
+    for i, v in enumerate(pts):
+        if not -15 <= v <= 15:
+            raise FIBSBoardError(f"FIBS board point {i} holds {v} checkers (at most 15 a point)")
     board = np.zeros((2, 25), dtype=np.int16)
     for p in range(1, 25):
         v = pts[p] if direction < 0 else pts[25 - p]
@@ -326,9 +326,12 @@ def interpret_fibs_board(fb: FIBSBoard | str, *, scores: str = "fibs") -> FIBSSt
     if doubled:
         board = board[::-1].copy()  # the side to act is the player who was doubled
 
+    for name, pair in (("dice", fb.dice), ("opponent dice", fb.opponent_dice)):
+        if tuple(pair) != (0, 0) and not all(1 <= d <= 6 for d in pair):
+            raise FIBSBoardError(
+                f"FIBS board {name} must be two values 1..6 or 0:0 (not rolled), got {pair[0]}:{pair[1]}"
+            )
     dice_raw = fb.dice if fb.dice[0] else fb.opponent_dice
-    if not all(0 <= d <= 6 for d in dice_raw) or (dice_raw[0] == 0) != (dice_raw[1] == 0):
-        raise FIBSBoardError(f"FIBS board dice must be two values 1..6 or 0 0, got {dice_raw[0]} {dice_raw[1]}")
     dice = None if doubled or not dice_raw[0] else (int(dice_raw[0]), int(dice_raw[1]))
 
     cube_owner = -1 if can_double == opp_can_double else (0 if can_double else 1)

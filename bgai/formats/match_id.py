@@ -15,7 +15,8 @@ no padding).  Bit fields, 0-based:
         resignation is pending)
 12      a double is offered
 13-14   resignation offered: 0 none, 1 single, 2 gammon, 3 backgammon
-15-17   die 1 (0 = not rolled; gnubg writes the higher die first, but either order is accepted)
+15-17   die 1 (0 = not rolled; gnubg writes the higher die first, and so does :func:`encode_match_id`;
+        either order is accepted when decoding)
 18-20   die 2
 21-35   match length (0 = money game)
 36-50   score of player 0
@@ -23,6 +24,14 @@ no padding).  Bit fields, 0-based:
 66      Jacoby rule **off** (newer gnubg; 0 keeps old IDs valid, so 0 means Jacoby on)
 67-71   unused (must be 0)
 ======  ==========================================================================================
+
+What GNU Backgammon 1.07 writes (``MatchID`` in ``matchid.c``, checked with ``gnubg -t`` in
+``tests/test_formats_defects.py``): the higher die in bits 15-17; bit 66 = ``!fJacoby`` of its match state,
+which a new money session takes from ``set jacoby`` (on by default) and a new **match** starts off, so the
+Match IDs of a match gnubg starts have bit 66 set.  :class:`MatchState`'s ``jacoby`` defaults the same way (on
+for money, off for a match).  When gnubg reads a Match ID (``SetMatchID`` in ``play.c``) it keeps bit 66 as
+written, clears the Crawford flag of a 1-point match and of a score with nobody 1-away; :func:`decode_match_id`
+clears it in a 1-point match and refuses the other case.
 
 Players 0 and 1 are gnubg's fixed players, not "on roll / not on roll"; the Position ID that goes with a Match
 ID is from the view of the player in bit 6.
@@ -84,10 +93,13 @@ class MatchState:
             resignation is pending).
         double_offered: a double is offered and awaits take/drop.
         resign: resignation on offer: 0 none, 1 single, 2 gammon, 3 backgammon.
-        dice: the rolled dice ``(d1, d2)`` 1..6 each, or ``(0, 0)`` if not rolled; kept in the given order.
+        dice: the rolled dice ``(d1, d2)`` 1..6 each, or ``(0, 0)`` if not rolled; kept in the given order
+            (the Match ID holds the higher die first).
         match_length: points to win the match; 0 = money game.
         score: ``(player 0, player 1)`` points won so far.
-        jacoby: Jacoby rule in use (money play).
+        jacoby: the Jacoby flag of GNU Backgammon's match state (bit 66 clear); None (the default) resolves to
+            True in money play and False in match play, as gnubg starts a money session (Jacoby on by default)
+            or a match.
     """
 
     cube_value: int = 1
@@ -101,7 +113,11 @@ class MatchState:
     dice: tuple[int, int] = (0, 0)
     match_length: int = 0
     score: tuple[int, int] = (0, 0)
-    jacoby: bool = True
+    jacoby: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.jacoby is None:
+            object.__setattr__(self, "jacoby", self.match_length == 0)
 
     def validate(self) -> "MatchState":
         """Check every field; returns ``self``.
@@ -109,8 +125,8 @@ class MatchState:
         Raises:
             MatchIDError: naming the field at fault, e.g. a cube that is not a power of two up to 2**15, a
                 cube owner other than -1/0/1, dice out of 1..6 or only one die rolled, a score not below the
-                match length in a match still being played, Crawford in a money game or with neither side
-                1-away.
+                match length in a match still being played, Crawford in a money game, in a 1-point match or
+                with neither side 1-away, ``jacoby`` not a bool.
         """
         cv = self.cube_value
         if not _is_int(cv) or cv < 1 or cv > 1 << 15 or cv & (cv - 1):
@@ -140,9 +156,13 @@ class MatchState:
             raise MatchIDError(
                 f"score {score[0]}-{score[1]} is not below the match length {ml} (the match would be over)"
             )
+        if not isinstance(self.jacoby, bool):
+            raise MatchIDError(f"jacoby {self.jacoby!r} must be True or False")
         if self.crawford:
             if ml == 0:
                 raise MatchIDError("Crawford game flag set in a money game (match length 0)")
+            if ml == 1:
+                raise MatchIDError("Crawford game flag set in a 1-point match (a 1-point match has no Crawford game)")
             if ml - 1 not in score:
                 raise MatchIDError(
                     f"Crawford game flag set but neither player is 1-away (score {score[0]}-{score[1]}, "
@@ -154,7 +174,8 @@ class MatchState:
 def encode_match_id(state: MatchState) -> str:
     """The 12-character Match ID of a :class:`MatchState`.
 
-    Dice are written in the order given (gnubg writes the higher die first).
+    Writes what GNU Backgammon writes for the same state (its ``MatchID``): the higher die first, bit 66 =
+    not ``state.jacoby``.
 
     Raises:
         MatchIDError: a field out of range (see :meth:`MatchState.validate`).
@@ -171,8 +192,8 @@ def encode_match_id(state: MatchState) -> str:
         "turn": state.turn,
         "double_offered": int(bool(state.double_offered)),
         "resign": state.resign,
-        "die1": state.dice[0],
-        "die2": state.dice[1],
+        "die1": max(state.dice),
+        "die2": min(state.dice),
         "match_length": state.match_length,
         "score0": state.score[0],
         "score1": state.score[1],
@@ -189,7 +210,8 @@ def decode_match_id(match_id: str) -> MatchState:
     """Decode a 12-character Match ID, e.g. ``'cAkAAAAAAAAA'`` (surrounding whitespace is ignored).
 
     Returns:
-        The :class:`MatchState`; dice are kept in the order written (``'cIgUAAAAAAAA'`` gives ``(1, 5)``).
+        The :class:`MatchState`; dice are kept in the order written (``'cIgUAAAAAAAA'`` gives ``(1, 5)``); the
+        Crawford flag of a 1-point match is cleared, as GNU Backgammon's ``SetMatchID`` does.
 
     Raises:
         MatchIDError: naming the fault: wrong length, a character outside the Base64 alphabet (quoted), or a
@@ -228,7 +250,7 @@ def decode_match_id(match_id: str) -> MatchState:
         cube_value=1 << f["cube"],
         cube_owner=-1 if f["cube_owner"] == 3 else f["cube_owner"],
         player_on_roll=f["player_on_roll"],
-        crawford=bool(f["crawford"]),
+        crawford=bool(f["crawford"]) and f["match_length"] != 1,
         game_state=f["game_state"],
         turn=f["turn"],
         double_offered=bool(f["double_offered"]),

@@ -23,6 +23,7 @@ import numpy as np
 
 from bgai.core.board import BAR, as_batch, validate, validation_errors
 from bgai.errors import FormatError, InvalidPositionError
+from bgai.util.integers import parse_int
 
 __all__ = ["board_from_wildbg", "to_wildbg", "to_wildbg_pips"]
 
@@ -41,7 +42,8 @@ def board_from_wildbg(params: Mapping[str, object] | Sequence[int]) -> np.ndarra
         ``(2, 25)`` ``int8`` board in bgai's layout, row 0 = x (the player to act).
 
     Raises:
-        FormatError: an unknown key, a value that is not an integer, a sequence not of length 26.
+        FormatError: an unknown key, a value that is not an integer (text: ASCII digits, at most 18 of them, read by
+            :func:`bgai.util.integers.parse_int`), a sequence not of length 26.
         InvalidPositionError: a value outside -15..15, x's bar (``p25``) negative, o's bar (``p0``) positive,
             more than 15 checkers for a side.
     """
@@ -140,6 +142,6 @@ def _index(key: object) -> int:
 def _int_value(name: str, value: object) -> int:
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return int(value)
-    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?[0-9]+\s*", value):
-        return int(value)
+    if isinstance(value, str):
+        return parse_int(value.strip(), f"wildbg parameter {name} =", FormatError)
     raise FormatError(f"wildbg parameter {name} = {value!r} is not an integer")

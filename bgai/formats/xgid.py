@@ -12,14 +12,20 @@ cross-checked with independent parsers; summarised with test vectors in ``shared
  3   cube position    1 bottom owns, 0 centred, -1 top owns
  4   turn             1 bottom on roll, -1 top on roll (the board string does not change with the turn)
  5   dice             ``00`` to roll or double, two digits 1..6 = the rolled dice, ``D`` = the player named
-                      by ``turn`` has doubled (the cube field is the cube before the double); XG's ``B`` and
-                      ``R`` (beaver, raccoon) are refused, as by GNU Backgammon
+                      by ``turn`` has doubled (the cube fields are the cube before the double, so it is
+                      centred or owned by the doubler); XG's ``B`` and ``R`` (beaver, raccoon) are refused,
+                      as by GNU Backgammon
  6   score bottom
  7   score top
  8   rules            match: 1 = Crawford game, 0 = not; money: bit 0 Jacoby, bit 1 beaver (0..3)
  9   match length     0 = money game
-10   max cube         log2 of the money-game cube limit (often 8 or 10; 0 = cubeless for gnubg)
+10   max cube         log2 of the money-game cube limit (often 8 or 10): a money cube may be turned only up to
+                      ``2 ** max cube`` (:attr:`XGIDState.cube_limit`); GNU Backgammon reads and ignores it
 ===  ===============  ======================================================================================
+
+A 1-point match has no Crawford game: GNU Backgammon's ``SetXGID`` goes through ``SetMatchID``, which clears the
+Crawford flag when the match length is 1, and :func:`decode_xgid` does the same (:func:`encode_xgid` refuses
+it).  Numbers are read with :func:`bgai.util.integers.parse_int` (ASCII digits, at most 18).
 
 Off counts are implicit (15 minus the checkers shown).  :class:`XGIDState` holds everything relative to the
 player named by ``turn`` (the side on roll, or the doubler when a double is pending): its board is in bgai's
@@ -36,6 +42,7 @@ import numpy as np
 
 from bgai.core.board import BAR, validation_errors
 from bgai.errors import XGIDError
+from bgai.util.integers import parse_int
 
 __all__ = ["XGIDState", "decode_xgid", "encode_xgid"]
 
@@ -51,8 +58,8 @@ _FIELD_NAMES = (
     "match length",
     "max cube",
 )
-_INT_RE = re.compile(r"[+-]?[0-9]+")
 _MAX_CUBE_LOG2 = 15
+_SHOWN = 80  # characters of the XGID quoted in an error message
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,7 +78,7 @@ class XGIDState:
         crawford: the Crawford game (match play).
         jacoby: Jacoby rule (money play).
         beaver: beavers allowed (money play).
-        max_cube: log2 of the money-game cube limit, as written (e.g. 10 -> 1024; 0 = cubeless for gnubg).
+        max_cube: log2 of the money-game cube limit, as written (e.g. 10 -> 1024); see :attr:`cube_limit`.
         bottom_on_roll: True when the XGID's ``turn`` is 1 (row 0 is the bottom player); encoding keeps the
             same orientation.
     """
@@ -122,6 +129,12 @@ class XGIDState:
 
     __hash__ = None  # type: ignore[assignment]
 
+    @property
+    def cube_limit(self) -> int | None:
+        """Money play: the highest cube value allowed, ``2 ** max_cube`` (a cube at the limit cannot be doubled;
+        pass it as :attr:`bgai.game.cube.CubeState.cube_limit`); match play: None (the field applies to money only)."""
+        return (1 << int(self.max_cube)) if self.match_length == 0 else None
+
 
 def decode_xgid(xgid: str) -> XGIDState:
     """Decode an XGID such as ``'XGID=-b----E-C---eE---c-e----B-:0:0:1:52:0:0:3:0:10'``.
@@ -132,11 +145,15 @@ def decode_xgid(xgid: str) -> XGIDState:
     Returns:
         :class:`XGIDState`, relative to the player named by ``turn``.
 
+    A Crawford flag in a 1-point match is cleared, as GNU Backgammon does (see the module docstring).
+
     Raises:
         XGIDError: naming the field at fault: wrong number of fields, a position of the wrong length or with a
-            bad character (quoted), a checker of the wrong colour on a bar, an impossible position, a cube
-            that is not 0..15, a cube position or turn outside its values, dice that are not ``00``, ``D`` or
-            two digits 1..6, negative scores, scores not below the match length, a rules value out of range.
+            bad character (quoted), a checker of the wrong colour on a bar, an impossible position, a field
+            that is not an ASCII integer of at most 18 digits, a cube that is not 0..15, a cube position or turn
+            outside its values, dice that are not ``00``, ``D`` or two digits 1..6, a double (``D``) by the
+            player who does not own the cube, negative scores, scores not below the match length, a rules value
+            out of range, a Crawford game with neither player 1-away, a money cube above the cube limit.
     """
     if not isinstance(xgid, str):
         raise XGIDError(f"XGID must be a string, got {type(xgid).__name__}")
@@ -149,14 +166,13 @@ def decode_xgid(xgid: str) -> XGIDState:
             f"({', '.join(_FIELD_NAMES)})"
         )
 
+    shown = repr(text) if len(text) <= _SHOWN else repr(text[:_SHOWN]) + f"... ({len(text)} characters)"
+
     def bad(what: str) -> XGIDError:
-        return XGIDError(f"XGID {text!r}: {what}")
+        return XGIDError(f"XGID {shown}: {what}")
 
     def integer(idx: int) -> int:
-        s = parts[idx]
-        if not _INT_RE.fullmatch(s):
-            raise bad(f"{_FIELD_NAMES[idx]} field {s!r} is not an integer")
-        return int(s)
+        return parse_int(parts[idx], f"{_FIELD_NAMES[idx]} field", bad)
 
     bottom, top = _parse_position(parts[0], bad)
     cube_log2 = integer(1)
@@ -198,7 +214,8 @@ def decode_xgid(xgid: str) -> XGIDState:
             raise bad(f"rules field {rules} must be 0 or 1 (Crawford game) in match play")
         if max(score_bottom, score_top) >= match_length:
             raise bad(f"score {score_bottom}-{score_top} is not below the match length {match_length}")
-        crawford, jacoby, beaver = bool(rules), False, False
+        # a 1-point match has no Crawford game: gnubg's SetMatchID clears the flag
+        crawford, jacoby, beaver = bool(rules) and match_length > 1, False, False
         if crawford and match_length - 1 not in (score_bottom, score_top):
             raise bad(
                 f"rules field says Crawford game but neither player is 1-away "
@@ -208,6 +225,17 @@ def decode_xgid(xgid: str) -> XGIDState:
         if not 0 <= rules <= 3:
             raise bad(f"rules field {rules} must be 0..3 in money play (bit 0 Jacoby, bit 1 beaver)")
         crawford, jacoby, beaver = False, bool(rules & 1), bool(rules & 2)
+        if cube_log2 > max_cube:
+            raise bad(
+                f"cube {1 << cube_log2} is above the money cube limit {1 << max_cube} (max cube field {max_cube})"
+            )
+    if double_offered and cube_pos == -turn:
+        doubler, owner_name = ("bottom", "top") if turn == 1 else ("top", "bottom")
+        raise bad(
+            f"dice field 'D' says the {doubler} player (turn {turn}) doubled, but the {owner_name} player owns "
+            f"the cube (cube position {cube_pos}): only the cube's owner, or either player with a centred cube, "
+            "may double"
+        )
 
     if turn == 1:
         board = np.stack([bottom, top])
@@ -244,8 +272,9 @@ def encode_xgid(state: XGIDState) -> str:
 
     Raises:
         XGIDError: a field out of range (cube not a power of two up to 2**15, cube owner not -1/0/1, dice not
-            1..6 or (0, 0), dice together with a double, negative scores or scores not below the match length,
-            Crawford in a money game, max cube not 0..15).
+            1..6 or (0, 0), dice together with a double, a double by the player who does not own the cube,
+            negative scores or scores not below the match length, Crawford in a money game, in a 1-point match
+            or with neither player 1-away, max cube not 0..15, a money cube above ``2 ** max_cube``).
     """
     if not isinstance(state, XGIDState):
         raise XGIDError(f"encode_xgid takes an XGIDState, got {type(state).__name__}")
@@ -269,10 +298,21 @@ def encode_xgid(state: XGIDState) -> str:
         raise XGIDError(f"match length {ml!r} must be a non-negative integer")
     if ml > 0 and max(score) >= ml:
         raise XGIDError(f"score {score[0]}-{score[1]} is not below the match length {ml}")
-    if ml == 0 and state.crawford:
-        raise XGIDError("Crawford game in a money game (match length 0)")
+    if state.crawford:
+        if ml == 0:
+            raise XGIDError("Crawford game in a money game (match length 0)")
+        if ml == 1:
+            raise XGIDError("Crawford game in a 1-point match (a 1-point match has no Crawford game)")
+        if ml - 1 not in score:
+            raise XGIDError(
+                f"Crawford game but neither player is 1-away (score {score[0]}-{score[1]}, match length {ml})"
+            )
     if not _is_int(state.max_cube) or not 0 <= state.max_cube <= _MAX_CUBE_LOG2:
         raise XGIDError(f"max cube {state.max_cube!r} is not 0..{_MAX_CUBE_LOG2} (log2 of the cube limit)")
+    if ml == 0 and cv > 1 << state.max_cube:
+        raise XGIDError(f"cube {cv} is above the money cube limit {1 << state.max_cube} (max cube {state.max_cube})")
+    if state.double_offered and state.cube_owner == 1:
+        raise XGIDError("a double is pending but the doubler (row 0's player) does not own the cube")
 
     board = state.board.astype(np.int16)
     if state.bottom_on_roll:

@@ -349,7 +349,7 @@ class Match:
             dice=dice,
             match_length=self.rules.length,
             score=score,
-            jacoby=self.rules.jacoby if self.rules.is_money else True,
+            jacoby=self.rules.jacoby if self.rules.is_money else False,  # gnubg starts every match Jacoby off
         )
 
 

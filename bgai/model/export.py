@@ -48,7 +48,7 @@ from bgai.core.equity import OUTPUTS
 from bgai.core.position_id import decode_position_id
 from bgai.errors import BgaiError
 from bgai.model.bundle import BundleNet, ModelBundle, load_model_bundle
-from bgai.model.routing import CLASS_NAMES
+from bgai.model.classes import CLASS_NAMES
 from bgai.util.fileio import check_destination, write_file_set
 
 __all__ = [

@@ -39,6 +39,11 @@ model is always fed the inputs it was trained on (:func:`check_encoding` refuses
     and one shared unit: 1 when the position is a race (no contact: every checker of the side on roll is past
     every checker of the opponent), else 0.  198 + 20 + 1 = 219 units.
 
+``race`` (version 1, 214 units) and ``contact`` (version 1, 250 units)
+    GNU Backgammon's race-net and contact-net inputs (4 units per point and side, and gnubg's expert features
+    OFF1..BACKRESCAPES), laid out exactly as gnubg's ``eval.c`` lays them out: see
+    :mod:`bgai.model.gnubg_inputs`.  ``race`` accepts race positions only (no checker on a 24-point or bar).
+
 The encoders run on every afterstate of every self-play move, so they are numpy-only with fixed lookup tables
 and no Python loop over positions; a batch goes through in chunks of a few thousand positions, both sides at
 once, so that the temporaries stay in cache.
@@ -53,6 +58,7 @@ import numpy as np
 
 from bgai.core.board import as_batch
 from bgai.errors import CheckpointError, ConfigError, InvalidPositionError
+from bgai.model.gnubg_inputs import CONTACT_SIZE, RACE_SIZE, contact_inputs, race_inputs
 
 __all__ = [
     "Encoder",
@@ -417,6 +423,8 @@ class Encoder:
 ENCODERS: dict[str, Encoder] = {
     "tesauro198": Encoder("tesauro198", 1, 198, tesauro198),
     "extended": Encoder("extended", 1, 219, extended),
+    "race": Encoder("race", 1, RACE_SIZE, race_inputs),
+    "contact": Encoder("contact", 1, CONTACT_SIZE, contact_inputs),
 }
 
 

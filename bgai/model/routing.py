@@ -1,22 +1,22 @@
-"""Which net of a model bundle evaluates which position: position classes and the class rule.
+"""Which net of a model bundle evaluates which position: the class rule.
 
 A model bundle (:mod:`bgai.model.bundle`, exported sets :mod:`bgai.model.export`) may hold several nets, one per
 group of *position classes*, as GNU Backgammon evaluates contact, crashed, race and bear-off positions with
-different nets or databases (gnubg ``eval.c``, ``ClassifyPosition``).  The classes, numbered in gnubg's order:
+different nets or databases (gnubg ``eval.c``, ``ClassifyPosition``).  The classes are those of
+:mod:`bgai.model.classes` (numbered in gnubg's order):
 
 =====  ===========  ====================================================================================
  0     ``over``     the game is over (one side has no checker left); always valued exactly, never by a net
  1     ``bearoff``  no contact and every checker of both sides in its home board (or borne off)
  2     ``race``     no contact (no checker of either side behind a checker of the other), not a bear-off
- 3     ``crashed``  contact, and a side has crashed (gnubg's rule; :data:`CLASSIFIERS` ``'simple'`` never says so)
+ 3     ``crashed``  contact, and a side has crashed (gnubg's rule)
  4     ``contact``  every other position
 =====  ===========  ====================================================================================
 
 A *classifier* maps boards ``(N, 2, 25)`` int8 to class numbers ``(N,)``; bundles name theirs (recorded in the
-file, so a model is always routed as it was trained).  ``'simple'`` (:func:`simple_classify`) tells over, bear-off,
-race and contact apart and never answers ``crashed``; a classifier with gnubg's exact crashed rule can be added to
-:data:`CLASSIFIERS` under another name.  A :class:`ClassRule` says which net (by index) takes each class; the name
-``'all'`` stands for every class but ``over``.
+file, so a model is always routed as it was trained): :data:`CLASSIFIERS` has ``'gnubg'``
+(:func:`bgai.model.classes.classify`, GNU Backgammon's exact classes), the default.  A :class:`ClassRule` says
+which net (by index) takes each class; the name ``'all'`` stands for every class but ``over``.
 
 This module is numpy-only (the numpy bot routes exported nets with it).
 """
@@ -27,76 +27,28 @@ from typing import Callable
 
 import numpy as np
 
-from bgai.core.board import as_batch
-from bgai.errors import CheckpointError, InvalidPositionError
+from bgai.errors import CheckpointError
+from bgai.model.classes import CLASS_NAMES, CLASS_OVER, CLASS_RACE, classify
 
 __all__ = [
-    "CLASS_NAMES",
-    "CLASS_OVER",
-    "CLASS_BEAROFF",
-    "CLASS_RACE",
-    "CLASS_CRASHED",
-    "CLASS_CONTACT",
     "ALL",
     "NET_CLASSES",
     "CLASSIFIERS",
     "DEFAULT_CLASSIFIER",
-    "simple_classify",
     "get_classifier",
     "expand_classes",
     "ClassRule",
 ]
 
-CLASS_OVER = 0
-CLASS_BEAROFF = 1
-CLASS_RACE = 2
-CLASS_CRASHED = 3
-CLASS_CONTACT = 4
-
-#: Class names, indexed by class number.
-CLASS_NAMES = ("over", "bearoff", "race", "crashed", "contact")
 #: The name that stands for every class a net can take (all but ``over``).
 ALL = "all"
-#: Classes a net may evaluate (``over`` is always exact).
-NET_CLASSES = CLASS_NAMES[1:]
-
-
-def simple_classify(boards: np.ndarray) -> np.ndarray:
-    """A simple class of each position: over, bear-off, race or contact (never crashed).
-
-    Contact: some checker of one side is behind some checker of the other; with ``back`` the highest occupied
-    column of a side (24 on the bar), that is ``back(side on roll) + back(opponent) > 22`` (the same point is
-    column ``c`` for one side and ``23 - c`` for the other).  Bear-off: no contact, and both sides' checkers are
-    all on columns 0..5.
-
-    Args:
-        boards: ``(N, 2, 25)`` (or ``(2, 25)``) int8 in bgai's layout (:mod:`bgai.core.board`).
-
-    Returns:
-        ``(N,)`` int8 class numbers (:data:`CLASS_NAMES`).
-
-    Raises:
-        InvalidPositionError: wrong shape or a checker count outside 0..15.
-    """
-    b = as_batch(boards)
-    if b.size and (b.min() < 0 or b.max() > 15):
-        raise InvalidPositionError("checker counts must be in 0..15 to classify a position")
-    occupied = b > 0
-    # highest occupied column of each side, -1 when it has no checker left
-    back = np.where(occupied.any(axis=2), 24 - np.argmax(occupied[:, :, ::-1], axis=2), -1)
-    out = np.full(b.shape[0], CLASS_CONTACT, dtype=np.int8)
-    over = (back < 0).any(axis=1)
-    race = ~over & (back[:, 0] + back[:, 1] <= 22)
-    out[race] = CLASS_RACE
-    out[race & (back.max(axis=1) <= 5)] = CLASS_BEAROFF
-    out[over] = CLASS_OVER
-    return out
-
+#: Classes a net may evaluate (``over`` is always exact), in class-number order.
+NET_CLASSES = CLASS_NAMES[CLASS_OVER + 1 :]
 
 #: Classifiers by name (recorded in bundle files and exports).
-CLASSIFIERS: dict[str, Callable[[np.ndarray], np.ndarray]] = {"simple": simple_classify}
+CLASSIFIERS: dict[str, Callable[[np.ndarray], np.ndarray]] = {"gnubg": classify}
 #: The classifier of new bundles.
-DEFAULT_CLASSIFIER = "simple"
+DEFAULT_CLASSIFIER = "gnubg"
 
 
 def get_classifier(name: str) -> Callable[[np.ndarray], np.ndarray]:

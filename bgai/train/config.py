@@ -406,6 +406,9 @@ class TrainConfig:
         self.model.validate()
         self.run.validate()
         self.section.validate()
+        if self.algorithm == "td" and self.model.encoding == "race":
+            raise ConfigError("config key 'encoding': 'race' takes race positions only; self-play needs an encoding "
+                              "of every position (tesauro198, extended, contact)")
 
     @property
     def section(self):

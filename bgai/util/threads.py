@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import sys
 
-from threadpoolctl import threadpool_limits
+try:  # part of the 'train' extra; without it BLAS keeps its own thread count
+    from threadpoolctl import threadpool_limits
+except ModuleNotFoundError:  # pragma: no cover - numpy-only installs
+    threadpool_limits = None
 
 
 def limit_threads(n: int) -> str:
@@ -19,10 +22,13 @@ def limit_threads(n: int) -> str:
     Call it after the libraries are loaded (``threadpoolctl`` limits the ones it finds at the time).
 
     Returns:
-        ``'threadpoolctl'`` (how the limits were set; kept for the benchmarks' printout).
+        ``'threadpoolctl'`` (how the limits were set; kept for the benchmarks' printout), or ``'none'`` when
+        threadpoolctl is not installed (numpy-only installs: BLAS keeps its thread count).
     """
     n = max(1, int(n))
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(n)
+    if threadpool_limits is None:
+        return "none"
     threadpool_limits(n, user_api="blas")
     return "threadpoolctl"
