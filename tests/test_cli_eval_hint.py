@@ -109,9 +109,9 @@ def test_hint_json_pubeval(capsys):
     assert code == 0 and data["position_id"] == START and data["dice"] == [3, 1]
     plays = data["plays"]
     assert plays[0]["play"] == "8/5 6/5" and plays[0]["position_id"] == "4HPwATCwZ/ABMA"
-    eq = [p["equity"] for p in plays]
+    eq = [p["score"] for p in plays]  # pubeval's values are scores, not equities
     assert eq == sorted(eq, reverse=True)
-    assert "probabilities" not in plays[0]
+    assert "probabilities" not in plays[0] and "equity" not in plays[0] and data["score_kind"] == "score"
 
 
 def test_hint_json_gnubg_has_probabilities(capsys):
@@ -170,7 +170,7 @@ def test_hint_batch_shape_like_moves_batch(capsys, tmp_path):
             continue
         assert set(h) == set(m) == {"position_id", "dice", "plays"}
         assert {p["play"] for p in h["plays"]} == {p["play"] for p in m["plays"]}
-        assert all(set(p) == {"play", "position_id", "equity"} for p in h["plays"])
+        assert all(set(p) == {"play", "position_id", "score"} for p in h["plays"])  # pubeval: a score
         ids = {p["play"]: p["position_id"] for p in m["plays"]}
         assert all(ids[p["play"]] == p["position_id"] for p in h["plays"])
 
@@ -189,7 +189,7 @@ def test_hint_batch_is_one_agent_call(capsys, tmp_path, monkeypatch):
     rng = np.random.default_rng(0)
     f = tmp_path / "b.txt"
     f.write_text("".join(f"{START} {rng.integers(1, 7)}{rng.integers(1, 7)}\n" for _ in range(30)))
-    code, out, _ = run(capsys, "hint", "--batch", str(f))
+    code, out, _ = run(capsys, "hint", "--batch", str(f), "--agent", "pubeval")
     assert code == 0 and len(out.splitlines()) == 30
     assert calls == [30]
 
@@ -198,5 +198,5 @@ def test_hint_batch_stdin(capsys, monkeypatch):
     import io
 
     monkeypatch.setattr("sys.stdin", io.StringIO(f"{START} 42\n"))
-    code, out, _ = run(capsys, "hint", "--batch", "-")
+    code, out, _ = run(capsys, "hint", "--batch", "-", "--agent", "pubeval")
     assert code == 0 and json.loads(out)["plays"][0]["play"] == "8/4 6/4"

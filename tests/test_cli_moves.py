@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from bgai.cli import main
-from bgai.cli.moves import parse_dice
+from bgai.core.dice import Dice
 from bgai.core.position import Position
 from bgai.core.position_id import decode_position_id, encode_position_id, encode_position_ids
 from bgai.errors import InvalidDiceError
@@ -105,9 +105,10 @@ def test_bad_dice_exit_2(capsys, dice, fragment):
 
 
 def test_parse_dice_function():
-    assert parse_dice("62") == (6, 2) and parse_dice("2-6") == (2, 6) and parse_dice("5,5") == (5, 5)
+    assert Dice.parse("62") == Dice(6, 2) and Dice.parse("2-6") == Dice(2, 6) and Dice.parse("5,5") == Dice(5, 5)
+    assert tuple(Dice.parse("62")) == (6, 2) and str(Dice.parse("6 2")) == "6-2"
     with pytest.raises(InvalidDiceError, match="die 9"):
-        parse_dice("9-1")
+        Dice.parse("9-1")
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from bgai.agents.pubeval import PubevalAgent, is_race, pubeval_scores
-from bgai.analysis.plays import rank_plays
+from bgai.analysis.api import rank_plays, rank_plays_batch
 from bgai.core.board import starting_board
 from bgai.core.movegen import afterstates
 from bgai.errors import AgentSpecError, BgaiError, CheckpointError
@@ -123,10 +123,11 @@ def test_rank_plays_pubeval_best_first_and_matches_choose():
     rng = np.random.default_rng(2)
     boards = np.broadcast_to(starting_board(), (21, 2, 25)).copy()
     dice = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)])
-    ranked = rank_plays(PubevalAgent(), boards, dice)
+    ranked = rank_plays_batch(PubevalAgent(), boards, dice)
     chosen = PubevalAgent().choose(boards, dice, rng)
     for i, plays in enumerate(ranked):
-        eq = [p.equity for p in plays]
+        assert {p.score_kind for p in plays} == {"score"} and all(p.equity is None for p in plays)
+        eq = [p.score for p in plays]  # pubeval's values are scores (not equities)
         assert eq == sorted(eq, reverse=True)
         np.testing.assert_array_equal(plays[0].afterstate, chosen[i])
         after, _ = afterstates(boards[i][None], dice[i][None])
@@ -140,7 +141,7 @@ def test_rank_plays_with_probabilities():
     from bgai.agents.gnubg import GnubgAgent
     from bgai.core.equity import cubeless_equity
 
-    ranked = rank_plays(GnubgAgent(), starting_board()[None], np.array([[3, 1]]))[0]
+    ranked = rank_plays(GnubgAgent(), starting_board(), (3, 1))
     assert len(ranked) == 16
     best = ranked[0]
     assert best.probabilities.shape == (5,)
@@ -156,4 +157,4 @@ def test_rank_plays_random_has_no_evaluation():
     from bgai.agents.random import RandomAgent
 
     with pytest.raises(AgentSpecError, match="no evaluation"):
-        rank_plays(RandomAgent(), starting_board()[None], np.array([[3, 1]]))
+        rank_plays(RandomAgent(), starting_board(), "31")

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from bgai.core.board import starting_board
-from bgai.core.notation import parse_moves
 from bgai.core.movegen import parse_play
+from bgai.core.notation import parse_moves
 from bgai.errors import (
     BgaiError,
     FIBSBoardError,

@@ -160,8 +160,8 @@ def test_wildbg_compatible_move(pubeval):
         ("/move?die1=x&die2=1&p1=1", 400, "Failed to deserialize query string: die1: invalid digit found in string"),
         ("/move?die1=3&die2=1&p1=2&p1=-2", 400, "Failed to deserialize query string: duplicate field `p1`"),
         ("/eval?p1=2&p1=-2&p24=-1", 400, "Failed to deserialize query string: duplicate field `p1`"),
-        ("/move?die1=3&die2=1&p1=-2", 400, "game over: the side to act has no checkers left"),
-        ("/eval?p1=2", 400, "game over: the opponent of the side to act has no checkers left"),
+        ("/move?die1=3&die2=1&p1=-2", 400, "the game is over: the side on roll has borne off all 15 checkers"),
+        ("/eval?p1=2", 400, "the game is over: the opponent of the side on roll has borne off all 15"),
         ("/move?die1=9&die2=1&p1=1&p24=-1", 400, "Dice values must be between 1 and 6."),
         ("/move?die1=3&die2=1&p1=1&x_away=3&o_away=2", 400, "only money games"),
         (f"/api/plays?position_id={START}&die1=x&die2=1", 400, "die1: expected an integer, got 'x'"),
@@ -169,10 +169,10 @@ def test_wildbg_compatible_move(pubeval):
         (f"/api/plays?position_id={START}&dice=31&dice=42", 400, "parameter 'dice' is given 2 times"),
         ("/api/plays?p1=2&p1=-2&p24=-1&dice=31", 400, "parameter 'p1' is given 2 times"),
         (f"/api/plays?position_id={START}&dice=31&limit=1&limit=2", 400, "parameter 'limit' is given 2 times"),
-        ("/api/plays?p1=-2&dice=31", 400, "game over: the side to act has no checkers left"),
-        ("/api/evaluate?p5=3", 400, "game over: the opponent of the side to act has no checkers left"),
+        ("/api/plays?p1=-2&dice=31", 400, "the game is over: the side on roll has borne off all 15 checkers"),
+        ("/api/evaluate?p5=3", 400, "the game is over: the opponent of the side on roll has borne off all 15"),
         (f"/api/cube?position_id={START}&match_id=QYkqASAAIAAA", 400, "cube decisions are made before rolling"),
-        (f"/api/cube?xgid={START_XGID}", 400, "carry the roll 31"),
+        (f"/api/cube?xgid={START_XGID}", 400, "carry the roll 3-1"),
         (f"/api/cube?position_id={START}&dice=31", 400, "cube decisions are made before rolling"),
         (f"/api/evaluate?position_id={START}", 409, "gives no probabilities"),
         (f"/api/cube?position_id={START}&cube_value=3&cube_owner=opponent", 400, "power of two"),
@@ -322,7 +322,8 @@ def test_repeated_board_parameter_never_answers_200(pubeval):
 
 
 def test_error_handler_helpers():
-    from bgai.serve.http import _quote, _shorten
+    from bgai.errors import quote_input as _quote  # the one quoting helper (was bgai.serve.http._quote)
+    from bgai.errors import shorten_message as _shorten
 
     assert _quote("abc") == "'abc'"
     assert _quote("x" * 41) == "'" + "x" * 40 + "...' (41 characters)"
@@ -341,3 +342,31 @@ def test_crawford_game_cube_is_not_available(gnubg):
     assert body["double"] is False and body["available"] is False
     assert "Crawford" in body["reason"]
     assert "double_take" not in body and "no_double" in body
+
+
+def test_one_request_parser_like_hint(pubeval):
+    """/api/cube refuses a cube turned in the Crawford game (as ``bgai hint`` does); POSITION_ID:MATCH_ID and
+    the other request-parser forms are accepted; scores are labelled."""
+    c = pubeval.client
+    r = c.get("/api/cube", params={"position_id": "dncPAADt7g4AAA", "match_id": "ggGgACAAIAAA"})
+    assert r.status_code == 400 and r.json()["message"] == (
+        "Match ID 'ggGgACAAIAAA': the cube was turned in the Crawford game")
+    r = c.get("/api/plays", params={"position_id": f"{START}:cAkAAAAAAAAA", "dice": "31"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["count"] == 16 and body["best"]["play"] == "8/5 6/5" and body["best"]["score_kind"] == "score"
+    assert body["best"]["equity"] is None and body["dice"] == [3, 1]
+    r = c.get("/api/plays", params={"position_id": f"{START}:QYkqASAAIAAA"})  # the Match ID's roll 5-2
+    assert r.status_code == 200 and r.json()["dice"] == [5, 2]
+    r = c.get("/api/plays", params={"position_id": f"{START}:QYkqASAAIAAA", "dice": "31"})
+    assert r.status_code == 400 and "dice 3-1 disagree with the roll 5-2" in r.json()["message"]
+    assert c.get("/api/info").json()["score_kind"] == "score"
+
+
+def test_plays_with_a_match_id_rank_by_mwc(gnubg):
+    r = gnubg.client.get("/api/plays", params={"position_id": f"{START}:cAngADAAKAAA", "dice": "31"}).json()
+    best = r["best"]
+    assert best["play"] == "8/5 6/5" and best["score_kind"] == "mwc" and best["score"] == best["mwc"]
+    assert best["equity"] == pytest.approx(-0.042, abs=3e-3)  # GNU Backgammon 0-ply (tests/test_hint_qa.py)
+    mwcs = [p["mwc"] for p in r["plays"]]
+    assert mwcs == sorted(mwcs, reverse=True)

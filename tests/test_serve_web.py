@@ -38,7 +38,9 @@ def _agent() -> str:
 
 @pytest.fixture(scope="module")
 def server():
-    s = Server(Bot.from_spec(_agent()))
+    bot = Bot.from_spec(_agent())
+    s = Server(bot)
+    s.bot = bot
     yield s
     s.stop()
 
@@ -54,9 +56,10 @@ def _chromium(tmp_path, url: str, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
 
 
-def _replay(log: list[str]) -> tuple[int, str]:
-    """Replay the page's game record with bgai's rules (plays, cube actions, scoring with the Jacoby rule);
-    returns (plays checked, final line)."""
+def _replay(log: list[str], resignations: list | None = None) -> tuple[int, str]:
+    """Replay the page's game record with bgai's rules (plays, cube actions, resignations, scoring with the Jacoby
+    rule); returns (plays checked, final line).  Each resignation is appended to ``resignations`` as ``(your board,
+    cube value, cube owner, points, accepted)``."""
     board = starting_board()  # from "your" view
     m = re.fullmatch(r"Opening roll: you (\d), bgai (\d)\.", log[0])
     assert m, log[0]
@@ -64,7 +67,16 @@ def _replay(log: list[str]) -> tuple[int, str]:
     turn = "You" if int(m.group(1)) > int(m.group(2)) else "bgai"
     cube, owner = 1, None
     dropped_by = None
+    resigned = None
     for line in log[1:-1]:
+        if m := re.fullmatch(r"You resign a (single game|gammon|backgammon): bgai (accepts|rejects)\.", line):
+            assert turn == "You", line
+            pts = {"single game": 1, "gammon": 2, "backgammon": 3}[m.group(1)]
+            if resignations is not None:
+                resignations.append((board.copy(), cube, owner, pts, m.group(2) == "accepts"))
+            if m.group(2) == "accepts":
+                resigned = pts
+            continue
         if m := re.fullmatch(r"You double to (\d+): bgai (takes|drops)\.", line):
             assert turn == "You" and owner in (None, "You") and int(m.group(1)) == 2 * cube, line
             if m.group(2) == "takes":
@@ -98,9 +110,14 @@ def _replay(log: list[str]) -> tuple[int, str]:
         board = after if who == "You" else flip(after)
         turn = "bgai" if who == "You" else "You"
     last = log[-1]
-    m = re.fullmatch(r"(You win|bgai wins) (?:a (single game|gammon|backgammon)|the game \(double dropped\)) \((\d+) points?\)\.", last)
+    m = re.fullmatch(r"(You win|bgai wins) (?:a (single game|gammon|backgammon)( by resignation)?|the game \(double dropped\)) "
+                     r"\((\d+) points?\)\.", last)
     assert m, last
-    pts = int(m.group(3))
+    pts = int(m.group(4))
+    if resigned is not None:
+        assert m.group(1) == "bgai wins" and m.group(3) and m.group(2) == ["single game", "gammon", "backgammon"][resigned - 1]
+        assert pts == cube * (1 if owner is None else resigned), last  # Jacoby rule: centred cube counts 1
+        return checked, last
     if dropped_by is not None:
         assert (m.group(1) == "You win") == (dropped_by == "bgai") and pts == cube, last
         return checked, last
@@ -150,3 +167,27 @@ def test_screenshot_of_a_game_in_progress(server, tmp_path):
     options = [html.unescape(o) for o in re.findall(r"<option[^>]*>(.*?)</option>", r.stdout)]
     assert options
     print(f"screenshot: {shot}")
+
+
+def test_resigning_through_the_page(server, tmp_path):
+    """Autoplay offers to resign a gammon after two plays: the page shows the bot's answer, which must be
+    bgai.analysis.resign's for that position and cube, and the game ends (or goes on) accordingly."""
+    from bgai.analysis.resign import resignation_decision
+    from bgai.game.cube import CubeState
+
+    r = _chromium(tmp_path, f"{server.url}/?autoplay=1&seed=6&resignafter=2&resign=2", "--dump-dom")
+    assert r.returncode == 0, r.stderr[-2000:]
+    dom = r.stdout
+    body = re.search(r"<body([^>]*)>", dom).group(1)
+    assert 'data-autoplay-done="1"' in body, body
+    log = [html.unescape(x) for x in re.findall(r"<li>(.*?)</li>", re.search(r'<ol id="log">(.*?)</ol>', dom, re.S).group(1))]
+    resignations: list = []
+    _replay(log, resignations)
+    assert len(resignations) == 1
+    board, cube, owner, pts, accepted = resignations[0]
+    cs = CubeState(cube_value=cube, owner=-1 if owner is None else (0 if owner == "bgai" else 1), jacoby=True)
+    want = resignation_decision(server.bot.agent, flip(board), cs, pts, decider_on_roll=False)
+    assert accepted == want.accept
+    if accepted:
+        assert log[-1].startswith("bgai wins a gammon by resignation")
+        assert "your resignation" in dom

@@ -6,17 +6,52 @@ An agent is given positions ``(N, 2, 25)`` int8 (bgai's layout, :mod:`bgai.core.
 
 Agents with a value function subclass :class:`ValueAgent` and implement only
 :meth:`ValueAgent.evaluate_afterstates`; choosing is then the afterstate of highest value per input.
+
+What else an agent can answer is declared by its :attr:`Agent.capabilities` (:class:`Capabilities`), which
+callers test instead of the agent's class: whether it scores plays (:meth:`Agent.evaluate_plays`), estimates
+outcome probabilities (:meth:`ProbabilityAgent.probabilities`) and can judge the cube from them, and at which
+ply it evaluates.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 
 import numpy as np
 
 from bgai.core.board import flip
 from bgai.core.equity import cubeless_equity, swap_perspective
 from bgai.core.movegen import afterstates
+from bgai.errors import AgentCapabilityError
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an agent can answer besides choosing a play.
+
+    Attributes:
+        play_scores: :meth:`Agent.evaluate_plays` gives a value to every afterstate (higher = better for the
+            mover): cubeless equity for agents with probabilities, an agent-specific score otherwise.
+        probabilities: :meth:`ProbabilityAgent.probabilities` gives the five cubeless outcome probabilities of a
+            position (:data:`bgai.core.equity.OUTPUTS`).
+        cube: cube decisions can be made from the agent's probabilities (:mod:`bgai.game.cube`); agents without
+            it use the "never double, always take" policy.
+        ply: the lookahead depth of the agent's evaluation (0 = static evaluation), None when it has none.
+    """
+
+    play_scores: bool = False
+    probabilities: bool = False
+    cube: bool = False
+    ply: int | None = None
+
+    @property
+    def score_kind(self) -> str | None:
+        """What the agent's play values are: ``'equity'`` (cubeless equity in points per game, agents with
+        probabilities), ``'score'`` (an agent-specific scale, e.g. pubeval's) or None (no evaluation)."""
+        if self.probabilities:
+            return "equity"
+        return "score" if self.play_scores else None
 
 
 class Agent(ABC):
@@ -24,6 +59,25 @@ class Agent(ABC):
 
     #: Short name used in reports, e.g. ``'pubeval'``.
     name: str = "agent"
+
+    #: What the agent can answer (:class:`Capabilities`); an agent that only chooses plays declares nothing.
+    capabilities: Capabilities = Capabilities()
+
+    def evaluate_plays(self, boards: np.ndarray, afterstates: np.ndarray, src: np.ndarray) -> np.ndarray:
+        """Value of each afterstate for the player who moved, grouped by the position it comes from.
+
+        Args:
+            boards: ``(N, 2, 25)`` positions before the play.
+            afterstates: ``(M, 2, 25)`` afterstates, mover's view.
+            src: ``(M,)`` int, index into ``boards`` of each afterstate.
+
+        Returns:
+            ``(M,)`` float64; higher is better for the mover (see :attr:`Capabilities.score_kind`).
+
+        Raises:
+            AgentCapabilityError: the agent has no evaluation (``capabilities.play_scores`` is False).
+        """
+        raise AgentCapabilityError(f"agent {getattr(self, 'name', self)!r} has no evaluation to rank plays with")
 
     @abstractmethod
     def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -42,6 +96,12 @@ class Agent(ABC):
 
 class ValueAgent(Agent):
     """An agent that scores afterstates and plays the best one (ties: the first generated)."""
+
+    capabilities = Capabilities(play_scores=True, ply=0)
+
+    def evaluate_plays(self, boards: np.ndarray, afterstates: np.ndarray, src: np.ndarray) -> np.ndarray:
+        """:meth:`evaluate_afterstates` (the value does not depend on the position before the play)."""
+        return np.asarray(self.evaluate_afterstates(afterstates), dtype=np.float64)
 
     @abstractmethod
     def evaluate_afterstates(self, afterstates: np.ndarray) -> np.ndarray:
@@ -91,6 +151,21 @@ class ProbabilityAgent(ValueAgent):
     who moved is derived here, once: the afterstate is the opponent's position on roll (rows swapped), evaluated,
     then its probabilities turned to the mover's view (:func:`bgai.core.equity.swap_perspective`).
     """
+
+    capabilities = Capabilities(play_scores=True, probabilities=True, cube=True, ply=0)
+
+    def at_ply(self, ply: int) -> "ProbabilityAgent":
+        """This agent evaluating at ``ply``: ``self`` when ``ply`` is its own (``capabilities.ply``).
+
+        Agents that can look further ahead (:class:`bgai.agents.neural.NeuralAgent`) override this.
+
+        Raises:
+            AgentCapabilityError: the agent cannot evaluate at ``ply``.
+        """
+        own = self.capabilities.ply
+        if ply == own:
+            return self
+        raise AgentCapabilityError(f"agent {getattr(self, 'name', self)!r} evaluates at {own}-ply only, not {ply}-ply")
 
     @abstractmethod
     def probabilities(self, boards: np.ndarray) -> np.ndarray:

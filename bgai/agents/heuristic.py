@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bgai.agents.base import Agent, best_per_input
+from bgai.agents.base import Agent, Capabilities, best_per_input
 from bgai.agents.pubeval import is_race
 from bgai.core.board import BAR, as_batch, pip_counts
 from bgai.core.movegen import afterstates
@@ -64,6 +64,8 @@ def longest_prime(afterstates: np.ndarray) -> np.ndarray:
 
 class HeuristicAgent(Agent):
     """A bot that scores afterstates with a fixed rule list (:meth:`evaluate_plays`) and plays the best one."""
+
+    capabilities = Capabilities(play_scores=True, ply=0)
 
     def evaluate_plays(self, boards: np.ndarray, afterstates: np.ndarray, src: np.ndarray) -> np.ndarray:
         """Heuristic score of each afterstate (higher = better for the mover; arbitrary units, not ppg).

@@ -30,7 +30,7 @@ import os
 import numpy as np
 import torch
 
-from bgai.agents.base import ProbabilityAgent
+from bgai.agents.base import Capabilities, ProbabilityAgent
 from bgai.core.board import as_batch, flip
 from bgai.core.equity import cubeless_equity, finished_probabilities, swap_perspective
 from bgai.core.movegen import afterstates
@@ -125,6 +125,22 @@ class NeuralAgent(ProbabilityAgent):
         bundle, _ = load_model_bundle(os.fspath(path))
         name = kwargs.pop("name", None) or f"{os.path.basename(os.fspath(path))}:ply={ply}"
         return cls(bundle, ply=ply, name=name, **kwargs)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Probabilities, play values and cube decisions, evaluated at this agent's ``ply``."""
+        return Capabilities(play_scores=True, probabilities=True, cube=True, ply=self.ply)
+
+    def at_ply(self, ply: int) -> "NeuralAgent":
+        """The same model evaluating at ``ply`` (0, 1 or 2); ``self`` when that is its own ply.
+
+        Raises:
+            AgentSpecError: ``ply`` not 0, 1 or 2.
+        """
+        if ply == self.ply:
+            return self
+        return NeuralAgent(self.bundle, ply=ply, prune_keep=self.prune_keep,
+                           prune_margin=self.prune_margin, name=f"{self.name.rsplit(':ply=', 1)[0]}:ply={ply}")
 
     # -- evaluation --
     def _net(self, boards: np.ndarray) -> np.ndarray:

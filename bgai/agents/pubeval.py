@@ -23,7 +23,7 @@ from importlib import resources
 
 import numpy as np
 
-from bgai.agents.base import Agent, best_per_input
+from bgai.agents.base import Agent, Capabilities, best_per_input
 from bgai.core.board import BAR, as_batch
 from bgai.core.movegen import afterstates
 
@@ -131,6 +131,7 @@ class PubevalAgent(Agent):
     """
 
     name = "pubeval"
+    capabilities = Capabilities(play_scores=True, ply=0)
 
     def evaluate_plays(self, boards: np.ndarray, afterstates: np.ndarray, src: np.ndarray) -> np.ndarray:
         """Scores of afterstates grouped by the position they come from.

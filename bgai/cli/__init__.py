@@ -3,7 +3,10 @@
 This package only parses arguments and calls the library; nothing in the library imports it.  Each subcommand
 lives in its own module ``bgai/cli/<name>.py`` exposing ``register(subparsers)``, which adds its parser and sets
 ``func`` (called with the parsed namespace, returning the exit status).  Errors of bgai's own kinds
-(:class:`bgai.errors.BgaiError`) become a one-line ``bgai: error: ...`` on stderr and exit status 2.
+(:class:`bgai.errors.BgaiError`) become a one-line ``bgai: error: ...`` on stderr (quoted input cut short) and
+exit status 2.  Options may come between positionals, and usage errors are one line too
+(:class:`bgai.cli.args.BgaiArgumentParser`); seeds are checked here, at the edge, by
+:func:`bgai.cli.args.seed_type`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import argparse
 import importlib
 import sys
 
+from bgai.cli.args import BgaiArgumentParser, error_text
 from bgai.errors import BgaiError
 
 #: Optional packages and the extra that brings each (``pip install 'bgai[EXTRA]'``).
@@ -22,14 +26,14 @@ EXTRAS = {
 }
 
 #: Subcommand modules, in the order ``bgai --help`` lists them.
-COMMANDS = ("moves", "hint", "eval", "train", "export", "serve", "play", "bearoff")
+COMMANDS = ("moves", "hint", "eval", "train", "label", "export", "serve", "play", "bearoff")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level argument parser with every available subcommand registered."""
     from bgai import __version__
 
-    parser = argparse.ArgumentParser(prog="bgai", description="bgai: a self-play neural backgammon engine.")
+    parser = BgaiArgumentParser(prog="bgai", description="bgai: a self-play neural backgammon engine.")
     parser.add_argument("--version", action="version", version=f"bgai {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
@@ -53,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except BgaiError as exc:
-        print(f"bgai: error: {exc}", file=sys.stderr)
+        print(f"bgai: error: {error_text(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("bgai: interrupted", file=sys.stderr)

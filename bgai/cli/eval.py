@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 
+from bgai.cli.args import seed_type
 from bgai.errors import BgaiError
 
 
@@ -23,16 +24,6 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer seed, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer seed, got {text!r}")
     return value
 
 
@@ -53,7 +44,7 @@ def register(subparsers) -> None:
     p.add_argument("agent_a", metavar="AGENT_A", help="agent spec, e.g. pubeval, gnubg, runs/x/best.pt:ply=1")
     p.add_argument("agent_b", metavar="AGENT_B", help="agent spec of the opponent")
     p.add_argument("--games", type=_positive_int, help="number of games (even in duplicate mode)")
-    p.add_argument("--seed", type=_seed, default=0, help="series seed (default 0)")
+    p.add_argument("--seed", type=seed_type, default=0, help="series seed 0..2**63-1 (default 0)")
     p.add_argument(
         "--workers", type=_positive_int, default=1,
         help="processes to play in (default 1).  Games are cut into work units of 1000 games (200 games or "

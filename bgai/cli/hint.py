@@ -1,31 +1,40 @@
-"""``bgai hint POSITION_ID[:MATCH_ID] DICE --agent AGENT [--json]`` and ``bgai hint --batch FILE --agent AGENT``.
+"""``bgai hint POSITION [DICE] [--agent SPEC] [--json] [--board]`` and ``bgai hint --batch FILE``.
 
-Without DICE (``bgai hint POSITION_ID[:MATCH_ID] [--match-id MATCH_ID]``) it prints the cube decision of the side
-on roll, as GNU Backgammon's ``hint`` does: No double / Double, take / Double, pass / Too good ..., with the
-cubeful equities of no double, double/take and double/pass (:mod:`bgai.game.cube`; money play with a centred cube and
-the Jacoby rule when no Match ID is given).  When the side on roll may not double (Crawford game, cube owned by
-the opponent, dead cube) it says so and shows no double/take lines.  A Match ID that carries a roll means the
-dice are rolled: the answer is then checker play for that roll (cube decisions come before the roll); DICE given
-as well must be the same roll.
+POSITION is anything bgai's request parser reads (:mod:`bgai.formats.request`): a GNU Backgammon Position ID,
+``POSITION_ID:MATCH_ID`` (or ``--match-id``), an XGID, a wildbg board (``p24=2&p19=-5...``) or a FIBS board
+line.  The agent is the shipped model by default (agent spec ``default``, :func:`bgai.agents.registry.
+default_model_spec`).  The analysis comes from :mod:`bgai.analysis.api`.
 
-The legal plays ranked by the agent, best first, with the Position ID of each resulting position from the
-mover's view (sides not swapped).  Ranking (the ``ranking`` field of the JSON answer):
+With a roll (DICE, or the roll a Match ID / XGID / FIBS board carries; given both ways they must agree), the
+legal plays ranked by the agent, best first (:func:`~bgai.analysis.api.rank_plays`), with the Position ID of
+each resulting position from the mover's view (sides not swapped).  What they are ranked by (the JSON
+``ranking`` field; the header line names it and the agent's ply):
 
-* no Match ID: cubeless money equity (:func:`bgai.core.equity.cubeless_equity`) for agents with probabilities
-  (gnubg, neural), which also get the mover's win/gammon/backgammon probabilities after each play;
-* with a Match ID, agents with probabilities: GNU Backgammon's 0-ply cubeful checker-play evaluation
-  (:func:`bgai.evaluate.cubeful_afterstate_equities`): match play by the mover's cubeful match-winning chance
-  (``mwc``), shown with GNU Backgammon's normalised equity; money play by cubeful money equity;
-* agents without probabilities (pubeval, heuristics): the agent's own cubeless score, cube and score unused.
+* no cube and score given (a bare Position ID or wildbg board): cubeless money equity
+  (:func:`bgai.core.equity.cubeless_equity`) for agents with probabilities (gnubg, neural models), shown with
+  all five probabilities after each play (win, win gammon, win backgammon, lose gammon, lose backgammon);
+* with a Match ID, XGID or FIBS board, agents with probabilities: GNU Backgammon's 0-ply cubeful checker-play
+  evaluation: match play by the mover's cubeful match-winning chance (``mwc``), shown with GNU Backgammon's
+  normalised equity; money play by cubeful money equity;
+* agents without probabilities (pubeval, heuristics): the agent's own cubeless **score** (not points per
+  game), cube and score unused; the JSON field is ``score`` instead of ``equity``.
 
-A game that is over (a side has borne off all 15 checkers) is an error.  When no play is legal the list holds
-one entry with ``"play": ""`` and the unchanged position, as in ``bgai moves``.
+Without a roll it prints the cube decision of the side on roll, as GNU Backgammon's ``hint`` does: No double /
+Double, take / Double, pass / Too good ..., with the cubeful equities of no double, double/take and
+double/pass (:func:`~bgai.analysis.api.decide_cube`; money play with a centred cube and the Jacoby rule when
+no cube state is given).  When the side on roll may not double (Crawford game, cube owned by the opponent,
+dead cube) it says so.  With a double pending it adds the proper response.
 
-``--batch`` reads lines ``POSITION_ID[:MATCH_ID] D1D2`` (``-`` = stdin; D1D2 may be left out when the Match ID
-carries the roll) and prints one JSON object per line, the shape of ``bgai moves --batch`` with ``equity`` (and
-``probabilities``, ``mwc``) added to each play and ``match_id``/``ranking`` for lines with a Match ID; the whole
-batch goes through the agent in one call.  A bad line gets ``{"line": n, "error": "..."}`` and the others are
-still answered; the exit status is then 1.
+A game that is over is an error.  When no play is legal the list holds one entry with ``"play": ""`` and the
+unchanged position, as in ``bgai moves``.  ``--board`` draws the position first.
+
+``--batch`` reads lines ``POSITION [DICE]`` (``-`` = stdin, answered line by line as they arrive, each answer
+flushed) and prints one JSON object per line: with a roll, the shape of ``bgai moves --batch`` with ``equity``
+or ``score`` (and ``probabilities``, ``mwc``) added to each play and ``match_id``/``ranking`` for lines with
+cube fields; without a roll, ``{"position_id", ["match_id",] "cube": {...}}`` (the cube decision).  A batch
+file is ranked in chunks of :data:`bgai.cli.moves.CHUNK` lines, each in one agent call.  A bad line (also a
+line that is not UTF-8 text) gets ``{"line": n, "error": "..."}`` and the others are still answered; the exit
+status is then 1.
 """
 
 from __future__ import annotations
@@ -33,247 +42,275 @@ from __future__ import annotations
 import json
 import sys
 
-import numpy as np
-
-from bgai.cli.moves import parse_dice  # the same dice syntax as ``bgai moves``: 31, 3-1, 3,1
-from bgai.errors import BgaiError
+from bgai.cli.args import batch_lines, error_text
+from bgai.cli.moves import CHUNK
+from bgai.errors import BgaiError, quote_input
 
 
 def register(subparsers) -> None:
     """Add the ``hint`` subcommand."""
-    from bgai.agents.registry import valid_specs
-
     p = subparsers.add_parser(
         "hint",
-        help="rank the legal plays of a position with an agent",
-        description=f"Rank the legal plays of a position, best first, with an agent ({valid_specs()}).",
+        help="rank the legal plays of a position (or give the cube decision) with an agent",
+        description="Rank the legal plays of a position, best first, with an agent (default: the shipped model); "
+        "without a roll, the cube decision.  POSITION: Position ID[:Match ID], XGID, wildbg board or FIBS board.",
     )
-    p.add_argument("position_id", metavar="POSITION_ID", nargs="?", help="GNU Backgammon Position ID")
-    p.add_argument("dice", metavar="DICE", nargs="?", help="the roll, e.g. 31")
-    p.add_argument("--agent", default="pubeval", help="agent spec (default pubeval)")
+    p.add_argument("position", metavar="POSITION", nargs="?",
+                   help="Position ID, POSITION_ID:MATCH_ID, XGID, wildbg board or FIBS board line")
+    p.add_argument("dice", metavar="DICE", nargs="?", help="the roll, e.g. 31 or 3-1")
+    p.add_argument("--agent", default="default",
+                   help="agent spec (default: 'default', the shipped model; or pubeval, gnubg, model.pt:ply=1 ...)")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--batch", metavar="FILE", help="lines 'POSITION_ID[:MATCH_ID] D1D2' ('-' = stdin); JSON lines out")
+    p.add_argument("--board", action="store_true", help="draw the position first")
+    p.add_argument("--batch", metavar="FILE",
+                   help="lines 'POSITION [DICE]' ('-' = stdin, answered line by line); JSON lines out")
     p.add_argument(
         "--match-id",
         metavar="MATCH_ID",
-        help="GNU Backgammon Match ID (cube, score; also POSITION_ID:MATCH_ID); without DICE: the cube decision",
+        help="GNU Backgammon Match ID (cube, score; also POSITION_ID:MATCH_ID)",
     )
     p.set_defaults(func=run)
 
 
-def _play_dicts(ranked, plays_by_key, with_probs: bool) -> list[dict]:
-    from bgai.core.equity import OUTPUTS
-    from bgai.core.position_id import encode_position_ids
+# ------------------------------------------------------------------------------------------------ helpers
 
-    ids = encode_position_ids(np.stack([r.afterstate for r in ranked]))
+
+def _spec(agent) -> str:
+    return str(getattr(agent, "spec", None) or getattr(agent, "name", "agent"))
+
+
+def _ranking(agent, req) -> str:
+    """What the values of a hint are (the ``ranking`` field of the JSON answers)."""
+    caps = agent.capabilities
+    if not caps.probabilities:
+        return "agent score (cubeless; the agent has no probabilities, so the cube and score are not used)"
+    if not req.cube_given:
+        return "cubeless money equity"
+    if req.cube_state.is_money:
+        return "cubeful money equity (0-ply cubeful, per unit of the cube)"
+    return "cubeful match equity (0-ply cubeful; MWC and GNU Backgammon's normalised equity)"
+
+
+def _play_dicts(ranked, ids: list[str]) -> list[dict]:
+    from bgai.core.equity import OUTPUTS
+
     out = []
     for r, pid in zip(ranked, ids):
-        d = {"play": plays_by_key.get(r.afterstate.tobytes(), ""), "position_id": pid, "equity": round(r.equity, 6)}
+        d = {"play": r.play.notation, "position_id": pid}
+        if r.score_kind == "score":
+            d["score"] = round(r.score, 6)
+        else:
+            d["equity"] = round(r.equity, 6)
         if r.mwc is not None:
             d["mwc"] = round(r.mwc, 6)
-        if with_probs and r.probabilities is not None:
+        if r.probabilities is not None:
             d["probabilities"] = {k: round(float(v), 6) for k, v in zip(OUTPUTS, r.probabilities)}
         out.append(d)
     return out
 
 
-def _notations(board: np.ndarray, dice: tuple[int, int]) -> dict[bytes, str]:
-    from bgai.core.movegen import legal_plays
+def _answers(agent, reqs) -> list[list[dict]]:
+    """The plays of several requests with dice, ranked in one agent call; resulting Position IDs encoded in one
+    vectorised call."""
+    import numpy as np
 
-    return {np.asarray(p.afterstate, dtype=np.int8).tobytes(): p.notation for p in legal_plays(board, dice)}
+    from bgai.analysis.api import rank_plays_batch
+    from bgai.core.position_id import encode_position_ids
 
-
-def _rank(agent, boards: np.ndarray, dice: np.ndarray, states=None):
-    from bgai.analysis.plays import rank_plays
-
-    return rank_plays(agent, boards, dice, states)
-
-
-def _ranking(agent, state) -> str:
-    """What the equities of a hint are (the ``ranking`` field of the JSON answers)."""
-    from bgai.agents.base import ProbabilityAgent
-
-    if not isinstance(agent, ProbabilityAgent):
-        return "agent score (cubeless; the agent has no probabilities, so the cube and score are not used)"
-    if state is None:
-        return "cubeless money equity"
-    if state.is_money:
-        return "cubeful money equity (0-ply, per unit of the cube)"
-    return "cubeful match equity (0-ply; MWC and GNU Backgammon's normalised equity)"
+    ranked = rank_plays_batch(agent, np.stack([r.board for r in reqs]), [r.dice for r in reqs],
+                              [r.cube_state if r.cube_given else None for r in reqs])
+    ids = encode_position_ids(np.stack([p.afterstate for rk in ranked for p in rk]))
+    out, k = [], 0
+    for rk in ranked:
+        out.append(_play_dicts(rk, ids[k:k + len(rk)]))
+        k += len(rk)
+    return out
 
 
-class _Request:
-    """One hint request, parsed and checked: Position ID first, then the Match ID, then the dice."""
+def _record(agent, req, plays: list[dict], *, full: bool) -> dict:
+    out = {"position_id": req.position_id, "dice": list(req.dice)}
+    if full:
+        out.update(agent=_spec(agent), ply=agent.capabilities.ply, score_kind=agent.capabilities.score_kind)
+    if req.cube_given:  # the shape of ``bgai moves --batch`` unless the line has cube fields
+        if req.match_id:
+            out["match_id"] = req.match_id
+        out["ranking"] = _ranking(agent, req)
+    elif full:
+        out["ranking"] = _ranking(agent, req)
+    out["plays"] = plays
+    return out
 
-    def __init__(self, position: str, match_id: str | None, dice_text: str | None):
-        from bgai.cli.moves import check_game_not_over
-        from bgai.core.position_id import decode_position_id
-        from bgai.formats.match_id import decode_match_id
-        from bgai.game.match import cube_state_from_match_id, match_from_match_id
 
-        if ":" in position:  # gnubg's POSITION_ID:MATCH_ID
-            if match_id:
-                raise BgaiError("give the Match ID once: POSITION_ID:MATCH_ID or --match-id, not both")
-            position, match_id = position.split(":", 1)
-        self.position_id, self.match_id = position, match_id or None
-        self.board = decode_position_id(position)
-        check_game_not_over(self.board)
-        self.state = None
-        self.pending = False
-        ms_dice = (0, 0)
-        if self.match_id:
-            ms = decode_match_id(self.match_id)
-            self.state = cube_state_from_match_id(self.match_id, self.board)
-            self.pending = match_from_match_id(self.match_id, self.board)[0].offered_by is not None
-            ms_dice = tuple(ms.dice)
-        self.dice = parse_dice(dice_text) if dice_text else None
-        if ms_dice != (0, 0):
-            if self.dice is not None and sorted(self.dice) != sorted(ms_dice):
-                raise BgaiError(
-                    f"dice {self.dice[0]}{self.dice[1]} disagree with the roll {ms_dice[0]}{ms_dice[1]} in Match ID "
-                    f"{self.match_id!r}: give the dice once"
-                )
-            if self.dice is None:
-                self.dice = (int(ms_dice[0]), int(ms_dice[1]))
-            self.rolled = True
-        else:
-            self.rolled = False
+def _cube_record(agent, req, decision, *, full: bool) -> dict:
+    from bgai.game.cube import cube_decision_dict, describe_state
+
+    out = {"position_id": req.position_id}
+    if req.match_id:
+        out["match_id"] = req.match_id
+    if full:
+        out.update(agent=_spec(agent), state=describe_state(req.cube_state))
+    out["cube"] = cube_decision_dict(decision)
+    if req.double_offered:
+        out["response"] = "take" if decision.take else "pass"
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ run
 
 
 def run(args) -> int:
     """Run ``bgai hint``; returns the exit status."""
     from bgai.agents.registry import make_agent
+    from bgai.formats.request import read_position_request
 
     if args.batch:
-        if args.position_id or args.dice:
-            raise BgaiError("give either POSITION_ID DICE or --batch FILE, not both")
+        if args.position or args.dice:
+            raise BgaiError("give either POSITION DICE or --batch FILE, not both")
         if args.match_id:
             raise BgaiError("--batch takes the Match ID per line (POSITION_ID:MATCH_ID D1D2), not --match-id")
-        agent = make_agent(args.agent)
-        return _run_batch(agent, args.batch)
-    if not args.position_id:
-        raise BgaiError("hint needs POSITION_ID and DICE (or --batch FILE)")
-    req = _Request(args.position_id, args.match_id, args.dice)
-    args.position_id, args.match_id = req.position_id, req.match_id
-    if req.dice is None:
-        return _run_cube_hint(args, req.board, req.state, req.pending)
+        if args.board or args.json:
+            raise BgaiError("--batch writes JSON lines; --json and --board are for one position")
+        return _run_batch(make_agent(args.agent), args.batch)
+    if not args.position:
+        raise BgaiError("hint needs POSITION [DICE] (or --batch FILE)")
+    if args.board and args.json:
+        raise BgaiError("--board draws the position as text; not with --json")
+    req = read_position_request(args.position, args.dice, match_id=args.match_id)
     agent = make_agent(args.agent)
-    dice = req.dice
-    ranked = _rank(agent, req.board[None], np.array([dice]), [req.state])[0]
-    plays = _play_dicts(ranked, _notations(req.board, dice), with_probs=True)
-    ranking = _ranking(agent, req.state)
+    if args.board:
+        from bgai.core.board import render
+
+        print(render(req.board))
+    if req.dice is None:
+        return _run_cube_hint(args, agent, req)
+    plays = _answers(agent, [req])[0]
     if args.json:
-        out = {"position_id": req.position_id, "dice": list(dice), "agent": args.agent, "ranking": ranking}
-        if req.match_id:
-            out["match_id"] = req.match_id
-        out["plays"] = plays
-        print(json.dumps(out))
+        print(json.dumps(_record(agent, req, plays, full=True)))
         return 0
-    from bgai.agents.base import ProbabilityAgent
+    _print_plays(args, agent, req, plays)
+    return 0
+
+
+def _print_plays(args, agent, req, plays: list[dict]) -> None:
     from bgai.game.cube import describe_state
 
-    kind = "equity" if isinstance(agent, ProbabilityAgent) else "score"
+    caps = agent.capabilities
+    kind = caps.score_kind
     head = f"Position ID {req.position_id}"
     if req.match_id:
-        head += f", Match ID {req.match_id} ({describe_state(req.state)})"
-    print(f"{head}, roll {dice[0]}{dice[1]}, agent {args.agent} ({kind})")
-    notes = [f"  ranked by {ranking}"]
+        head += f", Match ID {req.match_id}"
+    if req.cube_given:
+        head += f" ({describe_state(req.cube_state)})"
+    print(f"{head}, roll {req.dice}, agent {args.agent} ({kind}), {caps.ply}-ply")
+    notes = [f"  ranked by {_ranking(agent, req)}"]
     if req.rolled:
-        notes.append("  the Match ID's dice are rolled: checker play (cube decisions come before the roll)")
+        notes.append("  the position's dice are rolled: checker play (cube decisions come before the roll)")
+    value = "score" if kind == "score" else "equity"
     if len(plays) == 1 and not plays[0]["play"]:
         print(f"  no legal play; the position stays {plays[0]['position_id']} (the turn passes), "
-              f"{kind} {plays[0]['equity']:+.4f}")
+              f"{value} {plays[0][value]:+.4f}")
         print("\n".join(notes))
-        return 0
+        return
     width = max(len(p["play"]) for p in plays)
-    best = plays[0]["equity"]
+    best = plays[0][value]
     for i, p in enumerate(plays, 1):
-        line = f"{i:3d}. {p['play']:<{width}}  {kind} {p['equity']:+.4f}"
-        if i > 1:
-            line += f" ({p['equity'] - best:+.4f})"
+        line = f"{i:3d}. {p['play']:<{width}}  {value} {p[value]:+.4f}"
+        line += f" ({p[value] - best:+.4f})" if i > 1 else " " * 10
         if "mwc" in p:
             line += f"  MWC {100 * p['mwc']:.2f}%"
         if "probabilities" in p:
             pr = p["probabilities"]
-            line += (
-                f"  win {100 * pr['win']:.1f}% wg {100 * pr['win_gammon']:.1f}% "
-                f"lg {100 * pr['lose_gammon']:.1f}%"
-            )
+            line += (f"  win {100 * pr['win']:.1f}% wg {100 * pr['win_gammon']:.1f}% "
+                     f"wbg {100 * pr['win_backgammon']:.1f}% lg {100 * pr['lose_gammon']:.1f}% "
+                     f"lbg {100 * pr['lose_backgammon']:.1f}%")
         line += f"  {p['position_id']}"
         print(line)
     print("\n".join(notes))
+
+
+def _run_cube_hint(args, agent, req) -> int:
+    """The cube decision (no dice): GNU Backgammon-style analysis with the agent's probabilities."""
+    from bgai.analysis.api import decide_cube
+    from bgai.game.cube import describe_state, format_cube_decision
+
+    d = decide_cube(agent, req.board, req.cube_state)
+    if args.json:
+        print(json.dumps(_cube_record(agent, req, d, full=True)))
+        return 0
+    caps = agent.capabilities
+    ply = f", {caps.ply}-ply" if caps.ply is not None else ""
+    print(f"Position ID {req.position_id}" + (f", Match ID {req.match_id}" if req.match_id else "")
+          + f": {describe_state(req.cube_state)}; agent {args.agent}{ply}")
+    print(format_cube_decision(d))
+    if req.double_offered:
+        print(f"Proper response to the double: {'take' if d.take else 'pass'}")
     return 0
 
 
 def _run_batch(agent, path: str) -> int:
     try:
-        if path == "-":
-            lines = sys.stdin.read().splitlines()
-        else:
-            with open(path, encoding="utf-8") as fh:
-                lines = fh.read().splitlines()
+        return _process(agent, path, chunk=1 if path == "-" else CHUNK)
     except OSError as exc:
-        raise BgaiError(f"cannot read batch file {path!r}: {exc}") from exc
-    items: list[tuple[int, _Request | None, str | None]] = []
-    for n, line in enumerate(lines, 1):
-        text = line.strip()
-        if not text:
+        if isinstance(exc, BrokenPipeError):
+            raise
+        raise BgaiError(f"cannot read batch file {quote_input(path)}: {exc.strerror or exc}") from None
+
+
+def _process(agent, path: str, *, chunk: int) -> int:
+    from bgai.analysis.api import decide_cube
+    from bgai.formats.request import read_position_request
+
+    out = sys.stdout
+    failed = False
+    pending = []  # (line number, request) with dice
+
+    def write(obj: dict) -> None:
+        out.write(json.dumps(obj) + "\n")
+
+    def flush() -> None:
+        nonlocal failed
+        if pending:
+            reqs = [r for _, r in pending]
+            try:
+                answers = _answers(agent, reqs)
+            except BgaiError:  # e.g. a match longer than the table: answer the lines one by one
+                answers = []
+                for r in reqs:
+                    try:
+                        answers.append(_answers(agent, [r])[0])
+                    except BgaiError as exc:
+                        answers.append(exc)
+            for (n, r), plays in zip(pending, answers):
+                if isinstance(plays, BgaiError):
+                    failed = True
+                    write({"line": n, "error": error_text(plays)})
+                else:
+                    write(_record(agent, r, plays, full=False))
+            pending.clear()
+        out.flush()
+
+    for n, text, bad in batch_lines(path):
+        if bad is None and not text.strip():
             continue
-        parts = text.split(None, 1)
         try:
-            req = _Request(parts[0], None, parts[1] if len(parts) > 1 else None)
-            if req.dice is None:
-                raise BgaiError(f"expected 'POSITION_ID[:MATCH_ID] D1D2', got {text!r} (no dice)")
-            items.append((n, req, None))
+            if bad is not None:
+                raise BgaiError(bad)
+            parts = text.strip().split(None, 1)
+            req = read_position_request(parts[0], parts[1] if len(parts) > 1 else None)
+            if req.dice is None:  # a cube decision
+                decision = decide_cube(agent, req.board, req.cube_state)
+                flush()
+                write(_cube_record(agent, req, decision, full=False))
+                out.flush()
+                continue
         except BgaiError as exc:
-            items.append((n, None, str(exc)))
-    good = [req for _, req, err in items if err is None]
-    ranked = []
-    if good:
-        ranked = _rank(agent, np.stack([r.board for r in good]), np.array([r.dice for r in good]),
-                       [r.state for r in good])
-    by_req = {id(r): rk for r, rk in zip(good, ranked)}
-    failed = 0
-    for n, req, err in items:
-        if err is not None:
-            failed += 1
-            print(json.dumps({"line": n, "error": err}))
+            flush()  # keep the output in input order
+            failed = True
+            write({"line": n, "error": error_text(exc)})
+            out.flush()
             continue
-        plays = _play_dicts(by_req[id(req)], _notations(req.board, req.dice), with_probs=True)
-        out = {"position_id": req.position_id, "dice": list(req.dice)}
-        if req.match_id:  # the shape of ``bgai moves --batch`` unless the line has a Match ID
-            out["match_id"] = req.match_id
-            out["ranking"] = _ranking(agent, req.state)
-        out["plays"] = plays
-        print(json.dumps(out))
+        pending.append((n, req))
+        if len(pending) >= chunk:
+            flush()
+    flush()
     return 1 if failed else 0
-
-
-def _run_cube_hint(args, board, state, pending: bool) -> int:
-    """The cube decision (no dice): GNU Backgammon-style analysis with the agent's probabilities."""
-    from bgai.agents.registry import make_agent
-    from bgai.game.cube import CubeState, cube_decision_dict, describe_state, format_cube_decision
-    from bgai.game.play_cube import agent_cube_decision
-
-    if state is None:
-        state = CubeState()  # money game, centred cube, Jacoby on (GNU Backgammon's default)
-    agent = make_agent(args.agent)
-    d = agent_cube_decision(agent, board, state)
-    if args.json:
-        out = {"position_id": args.position_id, "match_id": args.match_id, "agent": args.agent,
-               "state": describe_state(state)}
-        if d is None:
-            out["cube"] = {"policy": "never double, always take", "double": False, "take": True}
-        else:
-            out["cube"] = cube_decision_dict(d)
-        print(json.dumps(out))
-        return 0
-    print(f"Position ID {args.position_id}" + (f", Match ID {args.match_id}" if args.match_id else "")
-          + f": {describe_state(state)}; agent {args.agent}")
-    if d is None:
-        print(f"  agent {args.agent} has no probabilities; its cube policy: never double, always take")
-        return 0
-    print(format_cube_decision(d))
-    if pending:
-        print(f"Proper response to the double: {'take' if d.take else 'pass'}")
-    return 0

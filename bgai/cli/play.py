@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from bgai.cli.args import seed_type
+from bgai.game.met import MAX_MATCH_LENGTH
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``play`` subcommand to bgai's argument parser."""
@@ -25,8 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "blocker, gnubg, or a checkpoint path such as model.pt[:ply=1]",
     )
     p.add_argument("--match", type=int, default=None, metavar="N",
-                   help="play a match to N points, N >= 1 (default: a money session)")
-    p.add_argument("--seed", type=int, default=None, help="seed for the dice (default: random)")
+                   help=f"play a match to N points, 1..{MAX_MATCH_LENGTH} (default: a money session)")
+    p.add_argument("--seed", type=seed_type, default=None, help="seed for the dice, 0..2**63-1 (default: random)")
     p.set_defaults(func=run)
 
 
@@ -36,8 +39,8 @@ def run(args: argparse.Namespace) -> int:
     from bgai.serve.bot import default_agent_spec
     from bgai.tui.terminal import play_in_terminal
 
-    if args.match is not None and args.match < 1:
-        raise BgaiError(f"--match N: a match is played to N >= 1 points, got {args.match} "
-                        "(leave --match out for a money session)")
+    if args.match is not None and not 1 <= args.match <= MAX_MATCH_LENGTH:
+        raise BgaiError(f"--match N: a match is played to 1..{MAX_MATCH_LENGTH} points (the longest match equity "
+                        f"table and GNU Backgammon's limit), got {args.match} (leave --match out for a money session)")
     spec = default_agent_spec() if args.agent == "default" else args.agent
     return play_in_terminal(spec, match_length=args.match or 0, seed=args.seed)

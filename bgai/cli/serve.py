@@ -3,12 +3,27 @@
 ``bgai serve external --port 4242 [--agent SPEC]`` listens for GNU Backgammon (``set player 1 external
 localhost:4242``) or any client of its external-player protocol; ``bgai serve http --port 8080 [--agent SPEC]``
 serves the JSON API (OpenAPI at ``/docs``) and the web page to play against the bot (``/``).
+
+Both take ``--max-connections N`` (connections at a time; more are refused at once) and ``--timeout S`` (a
+connection without a request in progress, or silent, is closed after S seconds); ``serve http`` also
+``--allow-host NAME`` (Host headers answered besides localhost, 127.0.0.1, ::1 and ``--host``).  See
+:mod:`bgai.serve.limits`.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+from bgai.cli.args import seed_type
+from bgai.serve.limits import (
+    EXTERNAL_MAX_CONNECTIONS,
+    EXTERNAL_TIMEOUT,
+    HTTP_MAX_CONNECTIONS,
+    HTTP_TIMEOUT,
+    allowed_hosts,
+    check_limits,
+)
 
 DEFAULT_AGENT = "default"
 
@@ -41,6 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "'fibs' (the FIBS server's convention, for FIBS bots that forward its board lines)",
     )
     _common(ext)
+    _limits(ext, EXTERNAL_MAX_CONNECTIONS, EXTERNAL_TIMEOUT,
+            "seconds a connection may send nothing before it is closed; 0 = never (GNU Backgammon keeps its "
+            "connection open for the whole session, between the bot's turns too)")
     ext.set_defaults(func=run_external)
 
     http = sub.add_parser(
@@ -55,6 +73,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     http.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     http.add_argument("--port", type=int, default=8080, help="TCP port (default: 8080)")
     _common(http)
+    _limits(http, HTTP_MAX_CONNECTIONS, HTTP_TIMEOUT,
+            "seconds a connection may stay open without a request in progress (silent, sending its request too "
+            "slowly, or idle between requests)")
+    http.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests whose Host header is NAME (repeatable; '*' = any host).  By default only "
+        "localhost, 127.0.0.1, ::1 and --host are answered (400 otherwise: DNS rebinding); with --host 0.0.0.0 "
+        "name the addresses or names clients use",
+    )
     http.set_defaults(func=run_http)
 
 
@@ -67,7 +97,19 @@ def _common(p: argparse.ArgumentParser) -> None:
         "if there is none), random, pubeval, racer, blocker, gnubg, a checkpoint path such as model.pt[:ply=1], or "
         "an exported model.onnx / model.npz",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed for agents that use randomness (default 0)")
+    p.add_argument("--seed", type=seed_type, default=0, help="seed for agents that use randomness, 0..2**63-1 (default 0)")
+
+
+def _limits(p: argparse.ArgumentParser, max_connections: int, timeout: float, timeout_help: str) -> None:
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=max_connections,
+        metavar="N",
+        help=f"connections served at a time; more are refused at once (default {max_connections})",
+    )
+    p.add_argument("--timeout", type=float, default=timeout, metavar="S",
+                   help=f"{timeout_help} (default {timeout:g})")
 
 
 def _check_port(port: int, host: str | None = None) -> None:
@@ -107,6 +149,7 @@ def run_external(args: argparse.Namespace) -> int:
     from bgai.serve.external import serve_external
 
     _check_port(args.port)
+    check_limits(args.max_connections, args.timeout, allow_no_timeout=True)
     bot = make_bot(args.agent)
 
     def ready(server) -> None:
@@ -118,7 +161,10 @@ def run_external(args: argparse.Namespace) -> int:
         )
 
     try:
-        serve_external(bot, args.host, args.port, seed=args.seed, scores=args.scores, ready=ready)
+        serve_external(
+            bot, args.host, args.port, seed=args.seed, scores=args.scores, ready=ready,
+            max_connections=args.max_connections, timeout=args.timeout,
+        )
     except OSError as exc:
         raise BgaiError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     return 0
@@ -130,10 +176,15 @@ def run_http(args: argparse.Namespace) -> int:
     from bgai.serve.http import serve_http
 
     _check_port(args.port, args.host)
+    check_limits(args.max_connections, args.timeout)
+    allowed_hosts(args.host, args.allow_host)  # a bad --allow-host fails before the model is loaded
     bot = make_bot(args.agent)
     print(f"bgai HTTP API ({bot.spec}) on http://{args.host}:{args.port}/  (API docs: /docs)", file=sys.stderr, flush=True)
     try:
-        serve_http(bot, args.host, args.port, seed=args.seed)
+        serve_http(
+            bot, args.host, args.port, seed=args.seed, max_connections=args.max_connections, timeout=args.timeout,
+            allow_hosts=args.allow_host,
+        )
     except OSError as exc:
         raise BgaiError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     return 0

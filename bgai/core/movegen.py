@@ -54,6 +54,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from bgai.core.board import BAR, as_batch, validate
+from bgai.core.dice import Dice
 from bgai.core.notation import format_play, parse_moves
 from bgai.core.position import Position
 from bgai.errors import AmbiguousMoveError, IllegalMoveError, InvalidDiceError, InvalidPositionError
@@ -159,16 +160,6 @@ def apply_steps(board: np.ndarray, steps: Sequence[tuple[int, int]] | Sequence[S
     return b.astype(np.int8)
 
 
-def _check_dice_pair(dice) -> tuple[int, int]:
-    try:
-        d1, d2 = (int(x) for x in dice)
-    except (TypeError, ValueError):
-        raise InvalidDiceError(f"dice must be two integers 1..6, got {dice!r}") from None
-    if not (1 <= d1 <= 6 and 1 <= d2 <= 6):
-        raise InvalidDiceError(f"dice must be 1..6, got {d1}-{d2}")
-    return d1, d2
-
-
 def legal_plays(board, dice) -> list[Play]:
     """All distinct legal plays of one position and roll, one representative :class:`Play` per afterstate.
 
@@ -189,7 +180,7 @@ def legal_plays(board, dice) -> list[Play]:
     else:
 
         b = validate(board)[0]
-    d1, d2 = _check_dice_pair(dice)
+    d1, d2 = Dice.parse(dice)
     hi, lo = max(d1, d2), min(d1, d2)
     me0, opp0 = [int(x) for x in b[0]], [int(x) for x in b[1]]
     # afterstate key -> (steps, first die used, mover row, opponent row); first found wins

@@ -53,10 +53,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bgai.core.board import BAR, NUM_CHECKERS, starting_board, validation_errors
+from bgai.core.cube_state import CENTRED, CubeState
 from bgai.core.movegen import Play, legal_plays, parse_play
 from bgai.core.notation import format_play, parse_moves
 from bgai.errors import BgaiError, FormatError
-from bgai.game.cube import CENTRED, CubeState
 
 __all__ = [
     "DROPPED",

@@ -59,20 +59,22 @@ when ``DT < DP``; "too good" when ``ND`` beats both and the side can win a gammo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from bgai.core.board import as_batch, pip_counts
+from bgai.core.cube_state import CENTRED, ME, OPPONENT, CubeState
 from bgai.core.equity import OUTPUTS, cubeless_equity
 from bgai.errors import BgaiError, MatchStateError
-from bgai.game.met import DEFAULT_MET, MatchEquityTable, load_met
+from bgai.game.met import MatchEquityTable, load_met
 
 __all__ = [
     "CENTRED",
     "ME",
     "OPPONENT",
     "CubeState",
+    "met_for",
     "CubeAnalysis",
     "CubeDecision",
     "cube_efficiency",
@@ -86,15 +88,14 @@ __all__ = [
     "analyse_cube",
     "cube_decision",
     "CONTACT_EFFICIENCY",
+    "JANOWSKI_POLICY",
+    "CONSERVATIVE_POLICY",
     "BEAROFF_EFFICIENCY",
     "describe_state",
     "format_cube_decision",
     "cube_decision_dict",
     "cube_unavailable_reason",
 ]
-
-#: Cube owner values, relative to the side on roll.
-CENTRED, ME, OPPONENT = -1, 0, 1
 
 #: GNU Backgammon's default cube efficiencies (``eval.c``: rContactX, rCrashedX, rOSCubeX, race parameters).
 CONTACT_EFFICIENCY = 0.68
@@ -106,132 +107,13 @@ CLASS_OVER, CLASS_BEAROFF2, CLASS_BEAROFF1, CLASS_RACE, CLASS_CRASHED, CLASS_CON
 CLASS_NAMES = ("over", "bearoff2", "bearoff1", "race", "crashed", "contact")
 
 
-def _is_int(v: object) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-
-
-@dataclass(frozen=True)
-class CubeState:
-    """Cube and score seen from the **side on roll** ("me"), before it rolls.
-
-    Attributes:
-        cube_value: present cube value, a power of two >= 1.
-        owner: :data:`CENTRED` (-1), :data:`ME` (0, the side on roll) or :data:`OPPONENT` (1).
-        match_length: points to win the match; 0 = money game.
-        score: ``(side on roll, opponent)`` points won so far (match play).
-        crawford: this game is the Crawford game (match play; a side is 1-away).
-        jacoby: Jacoby rule (money play only): gammons count only after the cube has been turned.
-        cube_limit: money play: the highest cube value allowed (a power of two), or None for no limit.
-        met_name: match equity table name or JSON path (:func:`bgai.game.met.load_met`).
+def met_for(state: CubeState) -> MatchEquityTable:
+    """The match equity table of a state (:func:`bgai.game.met.load_met` of ``state.met_name``).
 
     Raises:
-        MatchStateError: a cube that is not a power of two, an owner other than -1/0/1, a negative or too long
-            match, a score not below the match length, a Crawford flag with no 1-away side or in money play, a
-            cube limit that is not a power of two or below the cube.
+        MatchStateError: an unknown table name or a bad table file.
     """
-
-    cube_value: int = 1
-    owner: int = CENTRED
-    match_length: int = 0
-    score: tuple[int, int] = (0, 0)
-    crawford: bool = False
-    jacoby: bool = True
-    cube_limit: int | None = None
-    met_name: str = field(default=DEFAULT_MET, compare=True)
-
-    def __post_init__(self) -> None:
-        cv = self.cube_value
-        if not _is_int(cv) or cv < 1 or (int(cv) & (int(cv) - 1)):
-            raise MatchStateError(f"cube value {cv!r} is not a power of two (1, 2, 4, 8, ...)")
-        if not _is_int(self.owner) or self.owner not in (CENTRED, ME, OPPONENT):
-            raise MatchStateError(f"cube owner {self.owner!r} must be -1 (centred), 0 (side on roll) or 1 (opponent)")
-        if self.owner == CENTRED and cv != 1:
-            raise MatchStateError(f"a centred cube must be on 1, not {cv} (a turned cube has an owner)")
-        ml = self.match_length
-        if not _is_int(ml) or ml < 0:
-            raise MatchStateError(f"match length {ml!r} must be 0 (money) or a positive number of points")
-        score = tuple(self.score)
-        if len(score) != 2 or not all(_is_int(s) and s >= 0 for s in score):
-            raise MatchStateError(f"score {self.score!r} must be two non-negative integers")
-        object.__setattr__(self, "score", (int(score[0]), int(score[1])))
-        if ml > 0:
-            if max(score) >= ml:
-                raise MatchStateError(f"score {score[0]}-{score[1]} is not below the match length {ml}")
-            if self.crawford and ml - 1 not in score:
-                raise MatchStateError(
-                    f"Crawford game flag set but neither side is 1-away (score {score[0]}-{score[1]}, length {ml})"
-                )
-        else:
-            if self.crawford:
-                raise MatchStateError("Crawford game flag set in a money game (match length 0)")
-            if score != (0, 0):
-                raise MatchStateError(f"money game with a score {score}: give match_length for match play")
-        if self.cube_limit is not None:
-            lim = self.cube_limit
-            if not _is_int(lim) or lim < 1 or (int(lim) & (int(lim) - 1)):
-                raise MatchStateError(f"cube limit {lim!r} is not a power of two")
-            if lim < cv:
-                raise MatchStateError(f"cube value {cv} is above the cube limit {lim}")
-
-    # -- derived -----------------------------------------------------------------------------------------------
-    @property
-    def is_money(self) -> bool:
-        """True for money play."""
-        return self.match_length == 0
-
-    @property
-    def away(self) -> tuple[int, int]:
-        """Points needed ``(side on roll, opponent)`` (match play)."""
-        return self.match_length - self.score[0], self.match_length - self.score[1]
-
-    @property
-    def post_crawford(self) -> bool:
-        """A match game after the Crawford game: one side 1-away, not the Crawford game."""
-        return self.match_length > 0 and not self.crawford and (self.match_length - 1) in self.score
-
-    @property
-    def met(self) -> MatchEquityTable:
-        """The match equity table (match play)."""
-        return load_met(self.met_name)
-
-    def swapped(self) -> "CubeState":
-        """The same state seen by the opponent."""
-        owner = self.owner if self.owner == CENTRED else 1 - self.owner
-        return replace(self, owner=owner, score=(self.score[1], self.score[0]))
-
-    def doubled(self) -> "CubeState":
-        """The state after the side on roll doubles and the opponent takes (cube x2, owned by the opponent)."""
-        return replace(self, cube_value=2 * self.cube_value, owner=OPPONENT)
-
-    def may_double(self) -> bool:
-        """Whether the side on roll has a cube to use: GNU Backgammon's ``GetDPEq`` availability.
-
-        Money: cube centred or owned by the side on roll, and doubling stays within the cube limit.  Match: also
-        not the Crawford game, the present cube does not already win the side the match, and it is not the
-        post-Crawford leader.  (The rules allow a pointless double; bgai's cube policy never makes one.)
-        """
-        if self.owner == OPPONENT:
-            return False
-        if self.is_money:
-            return self.cube_limit is None or 2 * self.cube_value <= self.cube_limit
-        if self.crawford:
-            return False
-        if self.score[0] + self.cube_value >= self.match_length:
-            return False
-        if self.post_crawford and self.score[0] == self.match_length - 1:
-            return False
-        return True
-
-    def cube_is_dead(self) -> bool:
-        """Match play: the cube has no value (GNU Backgammon's ``fDoCubeful`` is false)."""
-        if self.is_money:
-            return False
-        ml, (s0, s1), c = self.match_length, self.score, self.cube_value
-        if s0 + c >= ml and s1 + c >= ml:
-            return True
-        if s0 == ml - 2 and s1 == ml - 2:
-            return True
-        return bool(self.crawford)
+    return load_met(state.met_name)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -429,7 +311,7 @@ def _ratios(p: np.ndarray) -> tuple[np.ndarray, ...]:
 def _check_match(state: CubeState) -> MatchEquityTable:
     if state.is_money:
         raise MatchStateError("match-play cube functions need a match length > 0")
-    met = state.met
+    met = met_for(state)
     if state.match_length > met.length:
         raise MatchStateError(
             f"a {state.match_length}-point match is longer than the {met.name} table ({met.length} points)"
@@ -590,7 +472,7 @@ def match_cubeful_mwc(probs: np.ndarray, state: CubeState, efficiency: np.ndarra
 
 
 def _mwc2eq(mwc: np.ndarray, state: CubeState) -> np.ndarray:
-    met = state.met
+    met = met_for(state)
     a0, a1 = state.away
     win = match_equity_after(met, a0, a1, 0, state.cube_value, 0, state.crawford)
     lose = match_equity_after(met, a0, a1, 0, state.cube_value, 1, state.crawford)
@@ -754,37 +636,85 @@ def _decide(nd, dt, dp, can_gammon, state: CubeState, available: bool):
     return made, take, tuple(names)
 
 
+#: Policy name of decisions made here from an agent's probabilities (:func:`cube_decision`).
+JANOWSKI_POLICY = "bgai.game.cube"
+#: Policy name of the fallback of agents without probabilities (:meth:`CubeDecision.conservative`).
+CONSERVATIVE_POLICY = "never double, always take"
+
+
 @dataclass(frozen=True)
 class CubeDecision:
-    """The cube decision for one position (what ``bgai hint`` prints without dice).
+    """The cube decision of one position for the side on roll, before it rolls (what ``bgai hint`` prints
+    without dice, the servers answer and terminal play uses).
 
     Attributes:
-        action: e.g. ``'No double, take'``, ``'Double, pass'``, ``'Too good to double, pass'``.
-        no_double, double_take, double_pass: cubeful equities (see :class:`CubeAnalysis`).
+        action: e.g. ``'No double, take'``, ``'Double, pass'``, ``'Too good to double, pass'`` (GNU Backgammon's
+            names); ``'Never double, always take'`` for the conservative policy.
+        no_double, double_take, double_pass: cubeful equities (see :class:`CubeAnalysis`); None for the
+            conservative policy (no evaluation).
         mwc: match play: ``(no double, double/take, double/pass)`` match-winning chances; None in money play.
-        double, take: the side on roll should double; the opponent should take.
-        cubeless_equity: cubeless equity.
-        probabilities: the ``(5,)`` probabilities used.
-        efficiency: cube efficiency used.
-        state: the cube state.
+        double: the side on roll should double (False whenever it may not: see :attr:`available`).
+        take: the opponent should take a double.
+        cubeless_equity: cubeless equity (money: with the Jacoby/gammon prices of the state; match: the
+            normalised equity of the cubeless MWC); None for the conservative policy.
+        probabilities: the ``(5,)`` probabilities used (side on roll, :data:`bgai.core.equity.OUTPUTS` order), or
+            None.
+        efficiency: cube efficiency used, or None.
+        state: the cube state, from the side on roll's view.
+        policy: :data:`JANOWSKI_POLICY` or :data:`CONSERVATIVE_POLICY`.
+        beaver: money play: the opponent should beaver (bgai does not play beavers: always False).
     """
 
     action: str
-    no_double: float
-    double_take: float
-    double_pass: float
+    no_double: float | None
+    double_take: float | None
+    double_pass: float | None
     mwc: tuple[float, float, float] | None
     double: bool
     take: bool
-    cubeless_equity: float
-    probabilities: tuple[float, ...]
-    efficiency: float
+    cubeless_equity: float | None
+    probabilities: tuple[float, ...] | None
+    efficiency: float | None
     state: CubeState
+    policy: str = JANOWSKI_POLICY
+    beaver: bool = False
+
+    @classmethod
+    def conservative(cls, state: CubeState) -> "CubeDecision":
+        """The decision of an agent without probabilities: never double, always take (no equities).
+
+        Never doubling only gives away the cube's value; always taking can cost more than a pass in hopeless
+        positions -- an agent with probabilities is needed for real cube play.
+        """
+        return cls(
+            action="Never double, always take", no_double=None, double_take=None, double_pass=None, mwc=None,
+            double=False, take=True, cubeless_equity=None, probabilities=None, efficiency=None, state=state,
+            policy=CONSERVATIVE_POLICY,
+        )
 
     @property
-    def optimal(self) -> float:
-        """Cubeful equity after the proper cube action."""
+    def available(self) -> bool:
+        """The side on roll may double (:meth:`CubeState.may_double`)."""
+        return self.state.may_double()
+
+    @property
+    def reason(self) -> str | None:
+        """Why the side on roll may not double (:func:`cube_unavailable_reason`), or None when it may."""
+        return cube_unavailable_reason(self.state)
+
+    @property
+    def optimal(self) -> float | None:
+        """Cubeful equity after the proper cube action (None for the conservative policy)."""
+        if self.no_double is None:
+            return None
         return min(self.double_take, self.double_pass) if self.double else self.no_double
+
+    @property
+    def optimal_mwc(self) -> float | None:
+        """Match play: the cubeful match-winning chance after the proper cube action; else None."""
+        if self.mwc is None:
+            return None
+        return min(self.mwc[1], self.mwc[2]) if self.double else self.mwc[0]
 
 
 def cube_decision(probs: np.ndarray, state: CubeState, efficiency: float) -> CubeDecision:
@@ -876,12 +806,15 @@ def format_cube_decision(d: CubeDecision, *, dice_rolled: bool = False) -> str:
     "cubeless equity" is the plain cubeless money equity; a figure changed by the Jacoby rule or the match
     score is labelled as such.  When the side on roll cannot double (Crawford game, cube owned by the
     opponent, dead cube, cube limit) only the reason and the no-double equity are shown, no double/take lines.
+    The conservative policy (an agent without probabilities) is one line naming it.
 
     Raises:
         MatchStateError: ``dice_rolled``: a cube decision is made before the roll (use checker play).
     """
     if dice_rolled:
         raise MatchStateError("the dice are already rolled: no cube decision now (ask for checker play instead)")
+    if d.policy == CONSERVATIVE_POLICY:
+        return f"Cube policy: {CONSERVATIVE_POLICY} (the agent has no probabilities to judge the cube)"
     p = d.probabilities
     redouble = d.state.owner == ME
     lines = ["Cube analysis", *_cubeless_lines(d),
@@ -921,7 +854,8 @@ def cube_decision_dict(d: CubeDecision, *, dice_rolled: bool = False) -> dict:
     ``cubeless_equity_jacoby`` (money, Jacoby rule, centred cube: gammons not counted) and
     ``cubeless_match_equity`` (match: normalised equity of the cubeless MWC) are added where they apply.
     ``available`` says whether the side on roll may double; when it may not, ``reason`` says why and
-    ``equities`` (and ``mwc``) hold only ``no_double``.
+    ``equities`` (and ``mwc``) hold only ``no_double``.  The conservative policy (an agent without
+    probabilities) gives ``policy``, ``action``, ``available``, ``double`` False, ``take`` True and ``state``.
 
     Raises:
         MatchStateError: ``dice_rolled``: a cube decision is made before the roll (use checker play).
@@ -929,10 +863,17 @@ def cube_decision_dict(d: CubeDecision, *, dice_rolled: bool = False) -> dict:
 
     if dice_rolled:
         raise MatchStateError("the dice are already rolled: no cube decision now (ask for checker play instead)")
-    plain = float(cubeless_equity(np.asarray(d.probabilities, dtype=np.float64)))
     reason = cube_unavailable_reason(d.state)
+    if d.policy == CONSERVATIVE_POLICY:
+        out = {"policy": d.policy, "action": d.action, "available": reason is None, "double": False, "take": True,
+               "state": describe_state(d.state)}
+        if reason is not None:
+            out["reason"] = reason
+        return out
+    plain = float(cubeless_equity(np.asarray(d.probabilities, dtype=np.float64)))
     equities = {"no_double": d.no_double, "double_take": d.double_take, "double_pass": d.double_pass}
     out = {
+        "policy": d.policy,
         "action": d.action,
         "available": reason is None,
         "double": d.double,

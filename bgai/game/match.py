@@ -23,10 +23,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from bgai.core.board import as_batch, is_game_over
 from bgai.errors import MatchIDError, MatchStateError
+from bgai.formats.cube_fields import check_match_state
 from bgai.formats.match_id import MatchState, decode_match_id
-from bgai.game.cube import CENTRED, CubeState
+from bgai.game.cube import CENTRED, CubeState, met_for
 
 __all__ = ["MatchRules", "Match", "GameOutcome", "match_from_match_id", "cube_state_from_match_id"]
 
@@ -372,24 +372,8 @@ def match_from_match_id(match_id, board: np.ndarray | None = None) -> tuple[Matc
     """
 
     ms = match_id if isinstance(match_id, MatchState) else decode_match_id(match_id)
-    if isinstance(match_id, MatchState):
-        ms.validate()
     where = f"Match ID {match_id!r}" if isinstance(match_id, str) else "match state"
-    if ms.cube_owner == CENTRED and ms.cube_value != 1:
-        raise MatchIDError(f"{where}: the cube is centred but shows {ms.cube_value} (a turned cube has an owner)")
-    if ms.crawford and (ms.cube_value != 1 or ms.double_offered):
-        raise MatchIDError(f"{where}: the cube was turned in the Crawford game")
-    if ms.double_offered:
-        if ms.turn == ms.player_on_roll:
-            raise MatchIDError(f"{where}: a double is pending but the turn is not with the player who must answer")
-        if ms.dice != (0, 0):
-            raise MatchIDError(f"{where}: dice {ms.dice} rolled while a double is pending")
-        if ms.cube_owner not in (CENTRED, ms.player_on_roll):
-            raise MatchIDError(f"{where}: player {ms.player_on_roll} doubled a cube owned by the opponent")
-    if board is not None:
-        b = as_batch(board)
-        if ms.game_state == 1 and bool(is_game_over(b)[0]):
-            raise MatchIDError(f"{where}: says the game is being played but the position is a finished game")
+    check_match_state(ms, board, where=where)
     length = ms.match_length
     if length == 0:
         rules = MatchRules.money(jacoby=ms.jacoby)
@@ -425,9 +409,10 @@ def cube_state_from_match_id(match_id, board: np.ndarray | None = None) -> CubeS
         match = replace(match, offered_by=None)
     try:
         state = match.cube_state(player)
-        if not state.is_money and state.match_length > state.met.length:
+        met = None if state.is_money else met_for(state)
+        if met is not None and state.match_length > met.length:
             raise MatchStateError(
-                f"a {state.match_length}-point match is longer than the {state.met.name} table ({state.met.length})"
+                f"a {state.match_length}-point match is longer than the {met.name} table ({met.length})"
             )
     except MatchStateError as exc:
         raise MatchIDError(f"Match ID {match_id!r}: {exc}") from None

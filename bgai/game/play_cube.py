@@ -39,9 +39,9 @@ from typing import Sequence
 import numpy as np
 
 from bgai.agents.base import Agent, ProbabilityAgent
-from bgai.core.board import as_batch, flip, starting_board
+from bgai.core.board import flip, starting_board
 from bgai.errors import MatchStateError
-from bgai.game.cube import CubeState, analyse_cube, cube_decision, cube_efficiency
+from bgai.game.cube import CubeState, analyse_cube, cube_efficiency
 from bgai.game.match import Match, MatchRules
 from bgai.game.met import load_met
 from bgai.game.play import MAX_PLIES, DiceStreams, checker_play, finish_games, opening_roll
@@ -51,7 +51,6 @@ __all__ = [
     "JanowskiCubePolicy",
     "NeverDoubleAlwaysTake",
     "cube_policy_for",
-    "agent_cube_decision",
     "CubefulResults",
     "play_cubeful",
 ]
@@ -129,29 +128,10 @@ class JanowskiCubePolicy(CubePolicy):
         return self._analyse(boards, states, "take")
 
 
-def agent_cube_decision(agent: Agent, board: np.ndarray, state: CubeState):
-    """The cube decision of one position for the side on roll, by an agent with probabilities.
-
-    Args:
-        agent: a :class:`~bgai.agents.base.ProbabilityAgent`.
-        board: ``(2, 25)`` position, side on roll in row 0, before the roll.
-        state: the cube from the side on roll's view.
-
-    Returns:
-        :class:`bgai.game.cube.CubeDecision`, or None when the agent has no probabilities (its policy is then
-        :class:`NeverDoubleAlwaysTake`).
-    """
-
-    if not isinstance(agent, ProbabilityAgent):
-        return None
-    b = as_batch(board)
-    probs = agent.probabilities(b)[0]
-    return cube_decision(probs, state, float(cube_efficiency(b)[0]))
-
-
 def cube_policy_for(agent: Agent) -> CubePolicy:
-    """:class:`JanowskiCubePolicy` for agents with probabilities, :class:`NeverDoubleAlwaysTake` otherwise."""
-    if isinstance(agent, ProbabilityAgent):
+    """:class:`JanowskiCubePolicy` for agents that can judge the cube (``agent.capabilities.cube``: agents with
+    probabilities), :class:`NeverDoubleAlwaysTake` otherwise."""
+    if agent.capabilities.cube:
         return JanowskiCubePolicy(agent)
     return NeverDoubleAlwaysTake()
 

@@ -1,61 +1,40 @@
-"""One bot for the servers and terminal play: an :class:`~bgai.agents.base.Agent` plus what a frontend asks.
+"""One bot for the servers and terminal play: an :class:`~bgai.agents.base.Agent` behind a lock.
 
-:class:`Bot` wraps any agent and answers, for **one** position at a time (bgai's layout, :mod:`bgai.core.board`,
-side to act in row 0): the legal plays ranked, the chosen play, outcome probabilities (agents that have them),
-resignation and cube decisions.  Agent calls are serialised with a lock, so one ``Bot`` can be shared by the
-threads of a server without answers getting mixed up; randomness comes from a ``np.random.Generator`` passed in
-by the caller (one per connection or game).
-
-Cube decisions go through :mod:`bgai.game.cube` (GNU Backgammon-style 0-ply cubeful equities from the agent's
-probabilities) when the agent has probabilities; otherwise a documented fallback is used: **never double,
-always take** (an agent without an evaluation cannot judge the cube; never doubling only gives away the cube's
-value, always taking can cost more than a drop in hopeless positions -- serve a neural or gnubg agent for real
-cube play).
+:class:`Bot` is a thin wrapper of :mod:`bgai.analysis.api` for **one** position at a time (bgai's layout,
+:mod:`bgai.core.board`, side to act in row 0): the legal plays ranked (:func:`~bgai.analysis.api.rank_plays`),
+the chosen play (:func:`~bgai.analysis.api.choose_play`), outcome probabilities and evaluations
+(:func:`~bgai.analysis.api.evaluate_position`), cube decisions (:func:`~bgai.analysis.api.decide_cube`: GNU
+Backgammon-style 0-ply cube decisions for agents with probabilities, "never double, always take" for the
+others) and resignations.  Agent calls are serialised with a lock, so one ``Bot`` can be shared by the threads
+of a server; randomness comes from a ``np.random.Generator`` passed in by the caller (one per connection or
+game).
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 
 import numpy as np
 
-from bgai.agents.base import Agent, ProbabilityAgent, ValueAgent
+from bgai.agents.base import Agent, Capabilities
 from bgai.agents.registry import make_agent, resolve_spec
+from bgai.analysis.api import (
+    CubeDecision,
+    Evaluation,
+    RankedPlay,
+    choose_play,
+    decide_cube,
+    evaluate_position,
+    position_probabilities,
+    rank_plays,
+)
+from bgai.analysis.resign import ResignationDecision, resignation_decision
 from bgai.core.board import as_batch
-from bgai.core.equity import cubeless_equity
+from bgai.core.cube_state import CubeState
+from bgai.core.dice import Dice
 from bgai.core.movegen import legal_plays
-from bgai.errors import BgaiError, InvalidDiceError
-from bgai.serve import cube_advice
-from bgai.serve.cube_advice import CubeAdvice
 
-__all__ = ["Bot", "RankedPlay", "default_agent_spec"]
-
-@dataclass(frozen=True, eq=False)
-class RankedPlay:
-    """One legal play with the bot's score for it.
-
-    Attributes:
-        play: the :class:`bgai.core.movegen.Play` (``.steps``, ``.notation``, ``.afterstate``).
-        score: the agent's score of the afterstate for the mover (cubeless equity in ppg for agents with
-            probabilities; an agent-specific score otherwise, e.g. pubeval's); ``None`` when the agent scores
-            nothing (the random bot).
-        probabilities: ``(5,)`` float64 outcome probabilities for the mover after the play
-            (:data:`bgai.core.equity.OUTPUTS` order), or ``None``.
-    """
-
-    play: object
-    score: float | None
-    probabilities: np.ndarray | None = None
-
-    @property
-    def equity(self) -> float | None:
-        """Cubeless equity (ppg) for the mover, when probabilities are known."""
-        return None if self.probabilities is None else float(cubeless_equity(self.probabilities))
-
-
-def _no_play(play) -> bool:
-    return not getattr(play, "steps", ())
+__all__ = ["Bot", "default_agent_spec"]
 
 
 class Bot:
@@ -80,7 +59,6 @@ class Bot:
         Raises:
             AgentSpecError: an unknown agent or bad options; CheckpointError: an unreadable checkpoint.
         """
-
         return cls(make_agent(spec), spec)
 
     @property
@@ -89,82 +67,47 @@ class Bot:
         return str(getattr(self.agent, "name", self.spec))
 
     @property
+    def capabilities(self) -> Capabilities:
+        """What the agent can answer (:class:`bgai.agents.base.Capabilities`)."""
+        return self.agent.capabilities
+
+    @property
     def has_probabilities(self) -> bool:
         """True when the agent estimates outcome probabilities (neural nets, GNU Backgammon)."""
-        return isinstance(self.agent, ProbabilityAgent)
+        return bool(self.agent.capabilities.probabilities)
 
     # ----------------------------------------------------------------------------------------------- plays
     @staticmethod
-    def legal_plays(board: np.ndarray, dice: tuple[int, int]) -> list:
+    def legal_plays(board: np.ndarray, dice) -> list:
         """The legal plays of one position (:func:`bgai.core.movegen.legal_plays`); an empty list when none.
 
         Raises:
             InvalidPositionError, InvalidDiceError: bad board or dice.
         """
+        return [p for p in legal_plays(as_batch(board)[0], Dice.parse(dice)) if p.steps]
 
-        d = _check_dice(dice)
-        plays = list(legal_plays(as_batch(board)[0], d))
-        return [p for p in plays if not _no_play(p)]
-
-    def choose_play(self, board: np.ndarray, dice: tuple[int, int], rng: np.random.Generator):
-        """The agent's play for one position, or ``None`` when no play is legal.
-
-        Args:
-            board: ``(2, 25)`` int8, side on roll in row 0.
-            dice: ``(d1, d2)`` 1..6.
-            rng: random source for agents that use one.
-
-        Returns:
-            A :class:`bgai.core.movegen.Play` (``.steps``, ``.notation``, ``.afterstate``) or ``None``.
-
-        Raises:
-            InvalidPositionError, InvalidDiceError: bad input.  RuntimeError: the agent returned a position
-            that is no legal afterstate (a bug in the agent).
-        """
-        b = as_batch(board)
-        plays = self.legal_plays(b[0], dice)
-        if not plays:
-            return None
-        if len(plays) == 1:
-            return plays[0]
+    def choose_play(self, board: np.ndarray, dice, rng: np.random.Generator):
+        """The agent's play (:func:`bgai.analysis.api.choose_play`), or None when no play is legal."""
         with self._lock:
-            after = self.agent.choose(b, np.asarray([dice], dtype=np.int64), rng)
-        chosen = np.asarray(after)[0]
-        for p in plays:
-            if np.array_equal(p.afterstate, chosen):
-                return p
-        raise RuntimeError(f"agent {self.name!r} chose a position that is not a legal afterstate")
+            return choose_play(self.agent, board, dice, rng)
 
-    def rank_plays(self, board: np.ndarray, dice: tuple[int, int], rng: np.random.Generator | None = None) -> list[RankedPlay]:
-        """All legal plays, best first by the agent's score (ties keep generation order).
+    def rank_plays(self, board: np.ndarray, dice, rng: np.random.Generator | None = None,
+                   cube_state: CubeState | None = None) -> list[RankedPlay]:
+        """All legal plays, best first (:func:`bgai.analysis.api.rank_plays`); empty when no play is legal.
 
-        Agents without any score (the random bot) list their chosen play first, then the others unscored.
-        Empty when no play is legal.
+        An agent without an evaluation (the random bot) lists its chosen play first, then the others, with
+        ``score`` NaN and ``score_kind`` ``'none'``.
         """
-        b = as_batch(board)
-        plays = self.legal_plays(b[0], dice)
-        if not plays:
-            return []
-        after = np.stack([np.asarray(p.afterstate, dtype=np.int8) for p in plays])
-        probs = None
+        if not self.agent.capabilities.play_scores:
+            plays = self.legal_plays(board, dice)
+            if not plays:
+                return []
+            chosen = self.choose_play(board, dice, rng if rng is not None else np.random.default_rng(0))
+            order = sorted(plays, key=lambda p: p is not chosen)
+            return [RankedPlay(p, float("nan"), "none") for p in order]
         with self._lock:
-            if isinstance(self.agent, ProbabilityAgent):
-                probs = np.asarray(self.agent.afterstate_probabilities(after), dtype=np.float64)
-                scores = cubeless_equity(probs)
-            elif isinstance(self.agent, ValueAgent):
-                scores = np.asarray(self.agent.evaluate_afterstates(after), dtype=np.float64)
-            elif hasattr(self.agent, "evaluate_plays"):
-                scores = np.asarray(self.agent.evaluate_plays(b, after, np.zeros(len(plays), dtype=np.int64)), dtype=np.float64)
-            else:
-                scores = None
-        if scores is None:
-            chosen = self.choose_play(b[0], dice, rng if rng is not None else np.random.default_rng(0))
-            order = sorted(range(len(plays)), key=lambda i: plays[i] is not chosen)
-            return [RankedPlay(plays[i], None, None) for i in order]
-        order = np.argsort(-scores, kind="stable")
-        return [
-            RankedPlay(plays[i], float(scores[i]), None if probs is None else probs[i].copy()) for i in order
-        ]
+            ranked = rank_plays(self.agent, board, dice, cube_state)
+        return [r for r in ranked if r.play.steps]
 
     # ------------------------------------------------------------------------------------- probabilities
     def probabilities(self, board: np.ndarray) -> np.ndarray | None:
@@ -173,94 +116,55 @@ class Bot:
         if not self.has_probabilities:
             return None
         with self._lock:
-            return np.asarray(self.agent.probabilities(as_batch(board)), dtype=np.float64)[0].copy()
+            return position_probabilities(self.agent, board)
 
-    # ------------------------------------------------------------------------------------- resignations
-    def accept_resignation(self, board: np.ndarray, points: int, *, cube_centred_jacoby: bool = False) -> bool:
-        """Should the side on roll accept the opponent's offer to resign ``points`` (1 single, 2 gammon,
-        3 backgammon; before the cube)?
-
-        Accept when what the offer gives (``points``) is at least the cubeless equity of playing on (gammons
-        not counted when ``cube_centred_jacoby``: money play, Jacoby rule, cube centred).  Agents without
-        probabilities accept only a backgammon (nothing can be worth more).
-        """
-        if points not in (1, 2, 3):
-            raise BgaiError(f"a resignation is worth 1, 2 or 3 points, got {points}")
-        p = self.probabilities(board)
-        if p is None:
-            return points >= 3
-        if cube_centred_jacoby:
-            eq = 2.0 * p[0] - 1.0
-        else:
-            eq = float(cubeless_equity(p))
-        return points >= eq - 1e-9
+    def evaluate(self, board: np.ndarray, cube_state: CubeState | None = None) -> Evaluation:
+        """:func:`bgai.analysis.api.evaluate_position` (raises AgentCapabilityError without probabilities)."""
+        with self._lock:
+            return evaluate_position(self.agent, board, cube_state)
 
     # --------------------------------------------------------------------------------------------- cube
-    def cube_advice(
-        self,
-        board: np.ndarray,
-        *,
-        doubled: bool = False,
-        cube_value: int = 1,
-        cube_owner: int = -1,
-        match_length: int = 0,
-        score: tuple[int, int] = (0, 0),
-        crawford: bool = False,
-        jacoby: bool = True,
-        beavers: bool = True,
-    ) -> CubeAdvice:
-        """Cube decision for the side to act in ``board`` (row 0): double before rolling, or take when doubled.
+    def cube_decision(self, board: np.ndarray, cube_state: CubeState | None = None, *,
+                      doubled: bool = False) -> CubeDecision:
+        """:func:`bgai.analysis.api.decide_cube`: the decision of the side on roll (the doubler when
+        ``doubled``; ``board`` and ``cube_state`` are then from the view of the side doubled)."""
+        with self._lock:
+            return decide_cube(self.agent, board, cube_state, doubled=doubled)
+
+    # ------------------------------------------------------------------------------------- resignations
+    def resignation(
+        self, board: np.ndarray, cube_state: CubeState, points: int, *, decider_on_roll: bool = True
+    ) -> ResignationDecision:
+        """The bot's answer to its opponent's offer to resign ``points`` (1 single, 2 gammon, 3 backgammon):
+        :func:`bgai.analysis.resign.resignation_decision` with this bot's agent (money: points, cube included;
+        match play: match-winning chances).
 
         Args:
-            board: ``(2, 25)`` from the view of the side that decides (on roll, or doubled).
-            doubled: the side to act has been doubled (decide take/drop) rather than being on roll.
-            cube_value: current cube value (before a pending double).
-            cube_owner: -1 centred, 0 the side to act, 1 the opponent.
-            match_length: 0 money, else points to win.
-            score: ``(side to act, opponent)``.
-            crawford, jacoby, beavers: rules in force.
+            board: ``(2, 25)`` from the bot's view (row 0 the bot, the side deciding).
+            cube_state: :class:`bgai.game.cube.CubeState` from the bot's view (owner 0 = the bot, score
+                ``(bot, resigner)``).
+            points: 1, 2 or 3.
+            decider_on_roll: the bot is on roll (True) or the resigning side is (False).
 
-        Uses :mod:`bgai.game.cube` when it offers a decision for this agent; else :data:`CONSERVATIVE_CUBE`.
+        Raises:
+            ResignationError, InvalidPositionError, MatchStateError: see the library function.
         """
-        may_double = not doubled and cube_owner in (-1, 0) and not crawford
-        if match_length and score[0] + cube_value >= match_length:
-            may_double = False  # the present cube already wins the match: doubling cannot gain
-        advice = _cube_from_library(
-            self,
-            board,
-            doubled=doubled,
-            cube_value=cube_value,
-            cube_owner=cube_owner,
-            match_length=match_length,
-            score=score,
-            crawford=crawford,
-            jacoby=jacoby,
-            beavers=beavers,
-        )
-        if advice is None:
-            return CubeAdvice(double=False, take=True)
-        if not may_double and advice.double:
-            advice = CubeAdvice(False, advice.take, advice.beaver, advice.policy, advice.equities)
-        return advice
+        with self._lock:
+            return resignation_decision(self.agent, board, cube_state, points, decider_on_roll=decider_on_roll)
 
-
-def _check_dice(dice) -> tuple[int, int]:
-    try:
-        d = tuple(int(x) for x in dice)
-    except (TypeError, ValueError):
-        raise InvalidDiceError(f"dice must be two integers 1..6, got {dice!r}") from None
-    if len(d) != 2 or not all(1 <= x <= 6 for x in d):
-        raise InvalidDiceError(f"dice must be two integers 1..6, got {dice!r}")
-    return d  # type: ignore[return-value]
-
-
-def _cube_from_library(bot: Bot, board: np.ndarray, **kw) -> CubeAdvice | None:
-    """Ask :mod:`bgai.game.cube` for a decision; ``None`` when it is missing or cannot decide for this agent."""
-    try:
-        pass
-    except ImportError:  # pragma: no cover - adapter is part of the package
-        return None
-    return cube_advice.advise(bot, board, **kw)
+    def accept_resignation(
+        self,
+        board: np.ndarray,
+        points: int,
+        *,
+        cube_state: CubeState | None = None,
+        decider_on_roll: bool = True,
+        cube_centred_jacoby: bool = False,
+    ) -> bool:
+        """``resignation(...).accept``; without ``cube_state``, money play with a centred cube (the Jacoby rule
+        when ``cube_centred_jacoby``)."""
+        cs = cube_state if cube_state is not None else CubeState(jacoby=cube_centred_jacoby)
+        return self.resignation(board, cs, points, decider_on_roll=decider_on_roll).accept
 
 
 def default_agent_spec() -> str:
@@ -271,5 +175,4 @@ def default_agent_spec() -> str:
         AgentSpecError: there is no such model (never a silent substitute such as pubeval).
         CheckpointError: ``$BGAI_MODEL`` names a missing file.
     """
-
     return resolve_spec("default")

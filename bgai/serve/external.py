@@ -32,6 +32,17 @@ Robustness: NUL bytes are dropped (GNU Backgammon writes one after each board), 
 line, a bad line gets ``Error: <what is wrong>`` and the connection stays usable; lines longer than
 :data:`MAX_LINE` bytes are refused.  Every connection has its own state (debug flag, random generator); agent
 calls are serialised by :class:`~bgai.serve.bot.Bot`, so concurrent clients do not disturb each other.
+
+Decisions and evaluations come from :mod:`bgai.analysis.api` (through the bot); a board's cube and score
+become a :class:`~bgai.core.cube_state.CubeState` with :func:`bgai.formats.cube_fields.cube_state_from_fibs`
+(the session's ``jacobyrule`` and ``crawfordrule`` applied).  At most ``max_connections`` connections are
+served at a time (``Error: too many connections (at most N)`` to the next one) and a connection silent for ``timeout`` seconds is closed (:mod:`bgai.serve.limits`; ``bgai serve external
+--max-connections N --timeout S``).  The ``Engine:`` line names a served model by its file name only.
+
+Resignations (``resignation n``) are offered to "you", the side of the board's ``color``, whichever side is on
+turn; :func:`bgai.analysis.resign.resignation_decision` decides (money: points with the cubeful equity of playing
+on; match: match-winning chances).  GNU Backgammon's own engine answers ``resignation n`` from the wrong side
+(it values the offer as if "you" were the one resigning), so its answers are not followed there.
 """
 
 from __future__ import annotations
@@ -44,13 +55,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from bgai import __version__
-from bgai.core.board import render
-from bgai.core.equity import cubeless_equity
+from bgai.core.board import flip, render
+from bgai.core.cube_state import CubeState
 from bgai.core.notation import format_play_plain
 from bgai.errors import BgaiError
+from bgai.formats.cube_fields import cube_state_from_fibs
 from bgai.formats.fibs import SCORE_CONVENTIONS, FIBSState, interpret_fibs_board, parse_fibs_board
-from bgai.serve import cube_advice
 from bgai.serve.bot import Bot
+from bgai.serve.limits import EXTERNAL_MAX_CONNECTIONS, EXTERNAL_TIMEOUT, ConnectionSlots, check_limits, too_many_line
+from bgai.serve.public import public_bot
 
 __all__ = ["ExternalSession", "ExternalServer", "serve_external", "format_plain", "MAX_LINE", "INTERFACE_VERSION"]
 
@@ -222,12 +235,14 @@ class ExternalSession:
         shown = line[:40] + ("..." if len(line) > 40 else "")
         raise ProtocolError(f"unknown command {shown!r} (expected board:..., evaluation fibsboard ..., version, help, set, quit)")
 
-    def _state(self, board_text: str, opts: _Options) -> FIBSState:
+    def _state(self, board_text: str, opts: _Options) -> tuple[FIBSState, CubeState]:
+        """The board's state (side to act's view) and its cube state with the session's rules."""
         try:
             state = interpret_fibs_board(parse_fibs_board(board_text), scores=self.scores)
+            cube = cube_state_from_fibs(state, jacoby=opts.jacoby, crawford_rule=opts.crawford_rule)
         except BgaiError as exc:
             raise ProtocolError(f"badly formed board: {exc}") from None
-        return state
+        return state, cube
 
     def _debug_prefix(self, state: FIBSState) -> str:
         if not self.debug:
@@ -238,71 +253,67 @@ class ExternalSession:
         return "".join(f"DBG: {s}\n" for s in lines)
 
     def _decision(self, board_text: str, opts: _Options) -> str:
-        state = self._state(board_text, opts)
-        crawford = state.crawford and opts.crawford_rule
+        state, cube = self._state(board_text, opts)
         pre = self._debug_prefix(state)
         money = state.match_length == 0
         if state.doubled:
-            adv = self.bot.cube_advice(
-                state.board,
-                doubled=True,
-                cube_value=state.cube_value,
-                cube_owner=state.cube_owner,
-                match_length=state.match_length,
-                score=state.score,
-                crawford=crawford,
-                jacoby=opts.jacoby,
-                beavers=opts.beavers,
-            )
-            if adv.take and adv.beaver and money and opts.beavers:
+            d = self.bot.cube_decision(state.board, cube, doubled=True)
+            if d.take and d.beaver and money and opts.beavers:
                 return pre + "beaver\n"
-            return pre + ("take\n" if adv.take else "drop\n")
+            return pre + ("take\n" if d.take else "drop\n")
         if opts.resignation:
-            jacoby_centred = money and opts.jacoby and state.cube_owner == -1
-            ok = self.bot.accept_resignation(state.board, opts.resignation, cube_centred_jacoby=jacoby_centred)
-            return pre + ("accept\n" if ok else "reject\n")
+            board, cube_state, bot_on_roll = resignation_view(board_text, state, jacoby=opts.jacoby, crawford=cube.crawford)
+            dec = self.bot.resignation(board, cube_state, opts.resignation, decider_on_roll=bot_on_roll)
+            return pre + ("accept\n" if dec.accept else "reject\n")
         if state.dice is not None:
             play = self.bot.choose_play(state.board, state.dice, self.rng)
             if play is None:
                 return pre + "\n"
             return pre + format_plain(play.steps) + "\n"
-        adv = self.bot.cube_advice(
-            state.board,
-            cube_value=state.cube_value,
-            cube_owner=state.cube_owner,
-            match_length=state.match_length,
-            score=state.score,
-            crawford=crawford,
-            jacoby=opts.jacoby,
-            beavers=opts.beavers,
-        )
-        return pre + ("double\n" if adv.double else "roll\n")
+        d = self.bot.cube_decision(state.board, cube)
+        return pre + ("double\n" if d.double else "roll\n")
 
     def _evaluation(self, board_text: str, opts: _Options) -> str:
-        state = self._state(board_text, opts)
-        probs = self.bot.probabilities(state.board)
-        if probs is None:
-            raise ProtocolError(f"agent {self.bot.name!r} gives no probabilities; serve a neural or gnubg agent")
-
-        if state.match_length or opts.cubeful:
-            value = cube_advice.evaluation_value(
-                self.bot,
-                state.board,
-                probs,
-                cubeful=opts.cubeful,
-                cube_value=state.cube_value,
-                cube_owner=state.cube_owner,
-                match_length=state.match_length,
-                score=state.score,
-                crawford=state.crawford and opts.crawford_rule,
-                jacoby=opts.jacoby,
-            )
-            if value is None:
-                what = "match-winning chance" if state.match_length else "cubeful equity"
-                raise ProtocolError(f"{what} needs bgai.game.cube, which cannot evaluate this yet")
+        """Six numbers: the probabilities, then (as GNU Backgammon computes it) the cubeless equity; with
+        ``cubeful`` the cubeful equity after the proper cube action; in match play the match-winning chance
+        (cubeful with ``cubeful``, else cubeless)."""
+        state, cube = self._state(board_text, opts)
+        ev = self.bot.evaluate(state.board, cube)
+        if state.match_length:
+            value = ev.mwc if opts.cubeful else ev.cubeless_mwc
+        elif opts.cubeful:
+            value = ev.cubeful_equity  # per unit of the cube, like GNU Backgammon's normalised equities
         else:
-            value = float(cubeless_equity(probs))
-        return self._debug_prefix(state) + " ".join(f"{x:f}" for x in [*probs.tolist(), value]) + "\n"
+            value = ev.cubeless_equity
+        return self._debug_prefix(state) + " ".join(f"{x:f}" for x in [*ev.probabilities.tolist(), value]) + "\n"
+
+
+def resignation_view(board_text: str, state: FIBSState, *, jacoby: bool, crawford: bool):
+    """The position and cube state of a ``resignation n`` board from the view of the side offered the
+    resignation: "you" of the board (its ``color``), whichever side is on turn.
+
+    Returns:
+        ``(board (2, 25) with "you" in row 0, bgai.game.cube.CubeState from your view, you_on_roll)``.
+
+    Raises:
+        FIBSBoardError, MatchStateError: an unreadable board or an impossible cube state.
+    """
+    fb = parse_fibs_board(board_text)
+    you_on_roll = fb.turn == fb.color
+    board, owner, score = state.board, state.cube_owner, state.score
+    if not you_on_roll:  # the board was read from the view of the side on turn: the one resigning
+        board, score = flip(board), (score[1], score[0])
+        owner = owner if owner == -1 else 1 - owner
+    money = state.match_length == 0
+    cube_state = CubeState(
+        cube_value=state.cube_value,
+        owner=owner,
+        match_length=state.match_length,
+        score=(0, 0) if money else score,
+        crawford=crawford and not money,
+        jacoby=jacoby and money,
+    )
+    return board, cube_state, you_on_roll
 
 
 def format_plain(steps) -> str:
@@ -335,6 +346,10 @@ def _one_line(s: str) -> str:
 
 class _Handler(socketserver.StreamRequestHandler):
     server: "ExternalServer"
+
+    def setup(self) -> None:
+        self.timeout = self.server.idle_timeout or None  # socket timeout: no byte for that long closes
+        super().setup()
 
     def handle(self) -> None:
         session = ExternalSession(self.server.bot, self.server.next_rng(), self.server.software, scores=self.server.scores)
@@ -371,7 +386,10 @@ class _Handler(socketserver.StreamRequestHandler):
 
 
 class ExternalServer(socketserver.ThreadingTCPServer):
-    """A TCP server speaking the external-player protocol; one thread per connection.
+    """A TCP server speaking the external-player protocol; one thread per connection, at most
+    ``max_connections`` of them (:mod:`bgai.serve.limits`): a connection beyond that gets
+    ``Error: too many connections (at most N)`` and is closed; a connection that sends nothing for
+    ``timeout`` seconds is closed (0: never).
 
     Args:
         address: ``(host, port)``; port 0 picks a free port (see :attr:`port`).
@@ -380,6 +398,12 @@ class ExternalServer(socketserver.ThreadingTCPServer):
         on_exchange: optional callable ``(line, reply)`` called after each answered line (``reply`` None for
             quit); for transcripts and tests.  Called from the connection's thread.
         scores: score-field convention of the boards (see :class:`ExternalSession`).
+        max_connections: connections served at a time (default :data:`bgai.serve.limits.EXTERNAL_MAX_CONNECTIONS`).
+        timeout: seconds without a byte from the client before its connection is closed; 0 = never (default
+            :data:`bgai.serve.limits.EXTERNAL_TIMEOUT`).
+
+    Raises:
+        LimitError: bad limits.  OSError: the address cannot be bound.
     """
 
     daemon_threads = True
@@ -394,8 +418,13 @@ class ExternalServer(socketserver.ThreadingTCPServer):
         software: str | None = None,
         on_exchange=None,
         scores: str = "gnubg",
+        max_connections: int = EXTERNAL_MAX_CONNECTIONS,
+        timeout: float = EXTERNAL_TIMEOUT,
     ) -> None:
-        self.bot = bot
+        n, t = check_limits(max_connections, timeout, allow_no_timeout=True)
+        self.slots = ConnectionSlots(n)
+        self.idle_timeout = t
+        self.bot = public_bot(bot)
         self.scores = scores
         self.on_exchange = on_exchange
         self.seed = int(seed)
@@ -408,6 +437,29 @@ class ExternalServer(socketserver.ThreadingTCPServer):
     def port(self) -> int:
         """The TCP port actually bound."""
         return int(self.server_address[1])
+
+    def process_request(self, request, client_address) -> None:
+        """Serve the connection in a thread of its own, or refuse it with one line when all slots are taken."""
+        if not self.slots.acquire():
+            log.warning("refused a connection from %s:%s: %d connections open", *client_address[:2], self.slots.capacity)
+            try:
+                request.settimeout(1.0)
+                request.sendall(too_many_line(self.slots.capacity))
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
     def next_rng(self) -> np.random.Generator:
         """A fresh generator for the next connection."""
@@ -424,7 +476,15 @@ class ExternalServer(socketserver.ThreadingTCPServer):
 
 
 def serve_external(
-    bot: Bot, host: str = "localhost", port: int = 4242, *, seed: int = 0, scores: str = "gnubg", ready=None
+    bot: Bot,
+    host: str = "localhost",
+    port: int = 4242,
+    *,
+    seed: int = 0,
+    scores: str = "gnubg",
+    ready=None,
+    max_connections: int = EXTERNAL_MAX_CONNECTIONS,
+    timeout: float = EXTERNAL_TIMEOUT,
 ) -> None:
     """Serve the external-player protocol until interrupted (Ctrl-C).
 
@@ -434,11 +494,14 @@ def serve_external(
         seed: seed for per-connection random generators.
         scores: score-field convention (``'gnubg'`` or ``'fibs'``, see :class:`ExternalSession`).
         ready: optional callable given the bound :class:`ExternalServer` once listening.
+        max_connections, timeout: connection limit and idle timeout (:class:`ExternalServer`).
 
     Raises:
-        OSError: the address cannot be bound (e.g. the port is in use).
+        OSError: the address cannot be bound (e.g. the port is in use).  LimitError: bad limits.
     """
-    with ExternalServer((host, port), bot, seed=seed, scores=scores) as server:
+    with ExternalServer(
+        (host, port), bot, seed=seed, scores=scores, max_connections=max_connections, timeout=timeout
+    ) as server:
         if ready is not None:
             ready(server)
         try:

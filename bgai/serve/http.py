@@ -1,14 +1,17 @@
 """bgai's HTTP/JSON API (FastAPI; OpenAPI description at ``/openapi.json``, interactive docs at ``/docs``) and
 the web page to play a money game against the bot (``/``).
 
-Positions are given in any of three forms (exactly one per request):
+Requests are read by bgai's one request parser (:func:`bgai.formats.request.read_request_params`), so they
+accept what ``bgai hint`` accepts and get the same error messages.  Positions are given in any of three forms
+(exactly one per request):
 
-* ``position_id=4HPwATDgc/ABMA`` -- a GNU Backgammon Position ID, side on roll's view;
+* ``position_id=4HPwATDgc/ABMA`` -- a GNU Backgammon Position ID, side on roll's view (also
+  ``POSITION_ID:MATCH_ID``, GNU Backgammon's combined form, or any other text the request parser reads);
 * ``xgid=XGID=-b----E-C---eE---c-e----B-:0:0:1:52:0:0:3:0:10`` -- an XGID (also gives dice, cube and score);
 * ``p0`` .. ``p25`` -- wildbg's board parameters (the player to act moves 24 -> 1, positive = its checkers,
   ``p25`` its bar, ``p0`` the opponent's bar; see :mod:`bgai.formats.wildbg`).
 
-Dice: ``dice=31`` (or ``3-1``) or ``die1=3&die2=1``.  Cube and score: ``match_id=...`` (GNU Backgammon Match
+Dice: ``dice=31`` (or ``3-1``, ``3 1``, ``3,1``) or ``die1=3&die2=1``.  Cube and score: ``match_id=...`` (GNU Backgammon Match
 ID; its player on roll is the side of the position), or taken from the XGID, or for money play
 ``cube_value=2&cube_owner=on_roll|opponent|centred[&jacoby=false]``; default a centred cube in money play with
 the Jacoby rule.
@@ -17,9 +20,11 @@ Endpoints (all ``GET``; every answer is JSON):
 
 =================  ============================================================================================
 ``/api/info``      server, agent, whether it has probabilities, cube policy
-``/api/plays``     all legal plays ranked best first (``limit`` to cut the list), with the best play separately
+``/api/plays``     all legal plays ranked best first (``limit`` to cut the list), with the best play separately;
+                   with a Match ID or XGID (agents with probabilities) by cubeful equity or match-winning chance
 ``/api/evaluate``  cubeless probabilities, cubeless and cubeful equity of the side on roll before it rolls
 ``/api/cube``      the cube decision (double / take) for the side on roll
+``/api/resign``    accept or reject a resignation (``points=1|2|3``; ``resigns=opponent`` (default) or ``on_roll``)
 ``/move``          wildbg-compatible: ``{"moves": [{"play": [{"from":..,"to":..}], "probabilities": {..}}]}``
 ``/eval``          wildbg-compatible: ``{"cube": {"double":.., "accept":..}, "probabilities": {..}}``
 =================  ============================================================================================
@@ -33,14 +38,21 @@ Errors (the server keeps running):
   or its opponent has no checker left: ``"game over: ..."``), dice with ``/api/cube`` (cube decisions are made
   before rolling, so a Match ID or XGID carrying rolled dice, or ``dice``/``die1``/``die2``, is refused).
   Quoted input is cut to :data:`MAX_QUOTE` characters and a message to :data:`MAX_MESSAGE`, so a huge
-  parameter is never echoed back.
+  parameter is never echoed back (:func:`bgai.errors.shorten_message`).
 * the wildbg-compatible ``/move`` and ``/eval`` keep wildbg's behaviour (PROTOCOLS.md section 4): bad boards
   and dice are 400 ``{"message": ...}`` as above, but a query string that does not deserialise -- a missing or
   non-integer ``die1``/``die2``, a repeated parameter -- is 400 with a **plain-text** body as wildbg's axum
   server writes it: ``Failed to deserialize query string: missing field `die1```,
   ``Failed to deserialize query string: duplicate field `p1```.
-* an agent that cannot answer (no probabilities): 409 ``{"message": ...}``; an unexpected failure: 500
+* an agent that cannot answer (no probabilities, :class:`bgai.errors.AgentCapabilityError`): 409
+  ``{"message": ...}``; an unexpected failure: 500
   ``{"message": "internal error: <exception type>"}`` (details only in the server log).
+* an unknown path (404), a method other than GET (405) and a request whose ``Host`` header is not one of the
+  server's names (400, DNS rebinding; :class:`bgai.serve.limits.HostCheck`) get ``{"message": ...}`` too.
+
+``/api/info`` names the served model by its file name and id (SHA-256 prefix), never by its path
+(:mod:`bgai.serve.public`).  Connection limits and idle timeouts: :mod:`bgai.serve.limits`
+(``bgai serve http --max-connections N --timeout S --allow-host NAME``).
 """
 
 from __future__ import annotations
@@ -48,7 +60,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-from dataclasses import dataclass
 from typing import Annotated
 
 import numpy as np
@@ -57,16 +68,37 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bgai import __version__
+from bgai.analysis.api import CubeDecision, PositionRequest, RankedPlay
 from bgai.core.board import as_batch, flip, is_game_over, result_kind
-from bgai.core.equity import OUTPUTS, cubeless_equity, swap_perspective
-from bgai.core.position_id import decode_position_id, encode_position_id
-from bgai.errors import BgaiError, InvalidDiceError
-from bgai.formats.match_id import decode_match_id
+from bgai.core.cube_state import CubeState
+from bgai.core.dice import Dice
+from bgai.core.equity import OUTPUTS, swap_perspective
+from bgai.core.position_id import encode_position_id
+from bgai.errors import (
+    MAX_MESSAGE,
+    MAX_QUOTE,
+    AgentCapabilityError,
+    BgaiError,
+    InvalidDiceError,
+    quote_input,
+    shorten_message,
+)
+from bgai.formats.request import check_game_not_over, read_request_params
 from bgai.formats.wildbg import board_from_wildbg
-from bgai.formats.xgid import decode_xgid
-from bgai.serve.bot import Bot, RankedPlay
+from bgai.game.cube import CONSERVATIVE_POLICY, JANOWSKI_POLICY
+from bgai.serve.bot import Bot
+from bgai.serve.limits import (
+    HTTP_MAX_CONNECTIONS,
+    HTTP_TIMEOUT,
+    LOCAL_HOSTS,
+    HostCheck,
+    allowed_hosts,
+    http_server_config,
+)
+from bgai.serve.public import model_info, public_bot
 
 __all__ = ["create_app", "serve_http", "STATIC_DIR", "MAX_QUOTE", "MAX_MESSAGE"]
 
@@ -78,43 +110,10 @@ STATIC_DIR = os.path.join(os.path.dirname(__file__), "static")
 _WILDBG_KEYS = tuple(f"p{i}" for i in range(26))
 #: Paths answering like wildbg's server (plain-text 400 for a query string that does not deserialise).
 _WILDBG_PATHS = ("/move", "/eval")
-#: Longest piece of client input quoted in an error message (longer ones are cut, with their length given).
-MAX_QUOTE = 40
-#: Longest error message sent.
-MAX_MESSAGE = 400
-_QUOTED_RE = re.compile(r"'[^']*'|\"[^\"]*\"")
-_DICE_RE = re.compile(r"\s*([1-6])\s*[-,\s]?\s*([1-6])\s*")
 
 
 class RequestError(BgaiError):
     """A request that cannot be answered as asked (status 400)."""
-
-
-class AgentCannotError(BgaiError):
-    """The served agent cannot answer this kind of question (status 409)."""
-
-
-def _quote(text: str) -> str:
-    """``repr(text)``, cut to :data:`MAX_QUOTE` characters (``'AAAA...' (100000 characters)``)."""
-    text = str(text)
-    if len(text) <= MAX_QUOTE:
-        return repr(text)
-    return f"{text[:MAX_QUOTE]!r}... ({len(text)} characters)".replace("'...", "...'", 1)
-
-
-def _shorten(message: str) -> str:
-    """An error message safe to send: every quoted piece longer than :data:`MAX_QUOTE` cut (the library's
-    messages quote the offending input in full), the whole cut to :data:`MAX_MESSAGE`."""
-
-    def cut(m: re.Match) -> str:
-        body = m.group(0)[1:-1]
-        if len(body) <= MAX_QUOTE + 3:  # (+3: a quote already cut by _quote, ending in '...')
-            return m.group(0)
-        q = m.group(0)[0]
-        return f"{q}{body[:MAX_QUOTE]}...{q} ({len(body)} characters)"
-
-    out = _QUOTED_RE.sub(cut, str(message))
-    return out if len(out) <= MAX_MESSAGE else out[: MAX_MESSAGE - 3] + "..."
 
 
 def _check_repeats(request: Request) -> None:
@@ -128,7 +127,7 @@ def _check_repeats(request: Request) -> None:
 
 class _RepeatedParameter(RequestError):
     def __init__(self, key: str, count: int) -> None:
-        super().__init__(f"parameter {_quote(key)} is given {count} times; give each parameter once")
+        super().__init__(f"parameter {quote_input(key)} is given {count} times; give each parameter once")
         self.key = key
 
 
@@ -154,7 +153,7 @@ def _validation_message(exc: RequestValidationError) -> str:
         what = _VALIDATION_WORDS.get(kind) or str(err.get("msg", "invalid")).rstrip(".")
         what = what[:1].lower() + what[1:]
         if kind != "missing" and "input" in err:
-            what += f", got {_quote(err['input'])}"
+            what += f", got {quote_input(err['input'])}"
         parts.append(f"{name}: {what}")
     return "; ".join(parts) or "invalid request"
 
@@ -167,132 +166,6 @@ def _wildbg_validation_text(exc: RequestValidationError) -> str:
     if err.get("type") == "missing":
         return f"Failed to deserialize query string: missing field `{name}`"
     return f"Failed to deserialize query string: {name}: invalid digit found in string"
-
-
-def _check_not_over(board: np.ndarray) -> None:
-    """Refuse a finished game: the side to act or its opponent has borne off all its checkers."""
-    left = np.asarray(board).sum(axis=-1)
-    if int(left[0]) == 0:
-        raise RequestError("game over: the side to act has no checkers left (it has borne off all 15)")
-    if int(left[1]) == 0:
-        raise RequestError("game over: the opponent of the side to act has no checkers left (it has won)")
-
-
-@dataclass
-class _Query:
-    board: np.ndarray  # (2, 25), side on roll
-    dice: tuple[int, int] | None
-    cube_value: int = 1
-    cube_owner: int = -1  # relative to the side on roll
-    match_length: int = 0
-    score: tuple[int, int] = (0, 0)
-    crawford: bool = False
-    jacoby: bool = True
-    source: str = "position_id"
-
-
-def _parse_dice(params) -> tuple[int, int] | None:
-    text = params.get("dice")
-    d1, d2 = params.get("die1"), params.get("die2")
-    if text is not None and (d1 is not None or d2 is not None):
-        raise RequestError("give the dice either as dice=31 or as die1=3&die2=1, not both")
-    if text is not None:
-        m = _DICE_RE.fullmatch(text)
-        if not m:
-            raise InvalidDiceError(f"dice {text!r}: expected two dice 1..6 such as '31' or '3-1'")
-        return int(m.group(1)), int(m.group(2))
-    if d1 is None and d2 is None:
-        return None
-    if d1 is None or d2 is None:
-        raise InvalidDiceError("give both die1 and die2")
-    try:
-        a, b = int(d1), int(d2)
-    except ValueError:
-        raise InvalidDiceError(f"dice must be integers 1..6, got die1={d1!r}, die2={d2!r}") from None
-    if not (1 <= a <= 6 and 1 <= b <= 6):
-        raise InvalidDiceError("Dice values must be between 1 and 6.")
-    return a, b
-
-
-def _parse_query(params) -> _Query:
-    """Read position, dice and cube state from query parameters (see the module docstring)."""
-    stray = [k for k in params if re.fullmatch(r"p\d+", k) and k not in _WILDBG_KEYS]
-    if stray:
-        raise RequestError(f"unknown board parameter {stray[0]!r}: a wildbg board has p0 .. p25")
-    has_pid = params.get("position_id") is not None
-    has_xgid = params.get("xgid") is not None
-    wild = {k: params[k] for k in _WILDBG_KEYS if k in params}
-    forms = [n for n, present in (("position_id", has_pid), ("xgid", has_xgid), ("p0..p25", bool(wild))) if present]
-    if len(forms) > 1:
-        raise RequestError(f"give the position in one form only, got {' and '.join(forms)}")
-    if not forms:
-        raise RequestError("no position given: use position_id=..., xgid=... or p0..p25 (wildbg board)")
-    dice = _parse_dice(params)
-    if has_xgid:
-
-        st = decode_xgid(params["xgid"])
-        if st.double_offered:
-            raise RequestError("the XGID has a double pending (dice 'D'); give the position before the double")
-        xdice = None if st.dice == (0, 0) else tuple(st.dice)
-        if dice is not None and xdice is not None and tuple(sorted(dice)) != tuple(sorted(xdice)):
-            raise RequestError(f"dice {dice} differ from the XGID's dice {xdice}")
-        q = _Query(
-            board=np.array(st.board),
-            dice=dice or xdice,
-            cube_value=st.cube_value,
-            cube_owner=st.cube_owner,
-            match_length=st.match_length,
-            score=tuple(st.score),
-            crawford=st.crawford,
-            jacoby=st.jacoby if st.match_length == 0 else False,
-            source="xgid",
-        )
-    elif has_pid:
-
-        q = _Query(board=decode_position_id(params["position_id"]), dice=dice)
-    else:
-
-        q = _Query(board=board_from_wildbg(wild), dice=dice, source="wildbg")
-    if params.get("match_id") is not None:
-        if has_xgid:
-            raise RequestError("give the cube and score either in the XGID or as match_id, not both")
-
-        ms = decode_match_id(params["match_id"])
-        me = ms.player_on_roll
-        q.cube_value = ms.cube_value
-        q.cube_owner = -1 if ms.cube_owner == -1 else (0 if ms.cube_owner == me else 1)
-        q.match_length = ms.match_length
-        q.score = (ms.score[me], ms.score[1 - me]) if ms.match_length else (0, 0)
-        q.crawford = ms.crawford
-        q.jacoby = ms.jacoby
-        if q.dice is None and ms.dice != (0, 0):
-            q.dice = tuple(ms.dice)
-    cube_keys = [k for k in ("cube_value", "cube_owner", "jacoby") if params.get(k) is not None]
-    if cube_keys:
-        if has_xgid or params.get("match_id") is not None:
-            raise RequestError(f"give the cube either as {'/'.join(cube_keys)} or in the XGID / match_id, not both")
-        cv = params.get("cube_value", "1")
-        try:
-            q.cube_value = int(cv)
-        except ValueError:
-            raise RequestError(f"cube_value must be 1, 2, 4, ..., got {cv!r}") from None
-        if q.cube_value < 1 or q.cube_value & (q.cube_value - 1):
-            raise RequestError(f"cube_value must be a power of two (1, 2, 4, ...), got {q.cube_value}")
-        owner = params.get("cube_owner", "centred")
-        owners = {"centred": -1, "centered": -1, "on_roll": 0, "opponent": 1}
-        if owner not in owners:
-            raise RequestError(f"cube_owner must be centred, on_roll or opponent, got {owner!r}")
-        q.cube_owner = owners[owner]
-        if (q.cube_owner == -1) != (q.cube_value == 1):
-            raise RequestError("a centred cube is on 1 and a cube on 2 or more has an owner")
-        jac = params.get("jacoby", "true").lower()
-        if jac not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
-            raise RequestError(f"jacoby must be true or false, got {jac!r}")
-        q.jacoby = jac in ("true", "1", "yes", "on")
-    if q.match_length == 0:
-        q.score = (0, 0)
-    _check_not_over(q.board)
-    return q
 
 
 def _wildbg_openapi() -> dict:
@@ -309,8 +182,14 @@ def _wildbg_openapi() -> dict:
     return {"parameters": params}
 
 
-def _play_json(rp: RankedPlay, rank: int) -> dict:
+def _num(x: float | None) -> float | None:
+    """A JSON number: None for a missing value or NaN (JSON has no NaN)."""
+    return None if x is None or x != x else float(x)
 
+
+def _play_json(rp: RankedPlay, rank: int) -> dict:
+    """One ranked play: notation, steps, the agent's value (``score`` in the unit ``score_kind`` names, null for
+    an agent without evaluation), equities and probabilities, the resulting position (mover's view)."""
     p = rp.play
     after = np.asarray(p.afterstate, dtype=np.int8)
     over = bool(is_game_over(after)[0])
@@ -318,21 +197,57 @@ def _play_json(rp: RankedPlay, rank: int) -> dict:
         "rank": rank,
         "play": p.notation,
         "steps": [{"from": int(f), "to": int(t), "hit": bool(h)} for f, t, h in p.steps],
-        "score": rp.score,
-        "equity": rp.equity,
+        "score": _num(rp.score),
+        "score_kind": rp.score_kind if rp.score_kind != "none" else None,
+        "equity": _num(rp.equity),
         "probabilities": None if rp.probabilities is None else dict(zip(OUTPUTS, map(float, rp.probabilities))),
         "position_id": encode_position_id(after),
         "board": after.tolist(),
         "game_over": over,
     }
+    if rp.cubeful_equity is not None:
+        out["cubeless_equity"] = rp.cubeless_equity
+    if rp.mwc is not None:
+        out["mwc"] = rp.mwc
     if over:
         winner, pts = result_kind(after)
         out["result"] = {"winner": "mover" if int(winner[0]) == 0 else "opponent", "points": int(pts[0])}
     return out
 
 
+def _cube_json(d: CubeDecision) -> dict:
+    """A cube decision as ``/api/cube`` answers it: ``double``, ``take``, ``policy``, ``action``,
+    ``available`` (and ``reason`` when not), the cubeful equities (``no_double``, and ``double_take`` /
+    ``double_pass`` when the side on roll may double) and in match play the matching ``mwc_*`` figures."""
+    out = {"double": d.double, "take": d.take, "policy": d.policy, "action": d.action, "available": d.available}
+    if d.reason is not None:
+        out["reason"] = d.reason
+    if d.no_double is not None:
+        out["no_double"] = d.no_double
+        if d.available:
+            out.update(double_take=d.double_take, double_pass=d.double_pass)
+    if d.mwc is not None:
+        out["mwc_no_double"] = d.mwc[0]
+        if d.available:
+            out.update(mwc_double_take=d.mwc[1], mwc_double_pass=d.mwc[2])
+    return out
+
+
+def _state_json(req: PositionRequest) -> dict:
+    st = req.cube_state
+    return {
+        "position_id": req.position_id,
+        "cube_value": st.cube_value,
+        "cube_owner": {-1: "centred", 0: "on roll", 1: "opponent"}[st.owner],
+        "match_length": st.match_length,
+        "score": list(st.score),
+        "crawford": st.crawford,
+    }
+
+
 class PositionParams(BaseModel):
-    """Query parameters naming a position (and, by Match ID, the cube and score); read by :func:`_parse_query`."""
+    """Query parameters naming a position (and, by Match ID, the cube and score); read by
+    :func:`bgai.formats.request.read_request_params`."""
 
     position_id: str | None = None
     xgid: str | None = None
@@ -356,26 +271,39 @@ class CubeStateParams(PositionParams):
     jacoby: bool | None = None
 
 
-def create_app(bot: Bot, *, seed: int = 0):
+class ResignParams(CubeStateParams):
+    """Query parameters of ``/api/resign``: a position, a cube state, the offer and who makes it."""
+
+    points: int
+    resigns: str | None = None
+
+
+def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
     """The FastAPI application serving ``bot`` (see the module docstring for the endpoints).
 
     Args:
-        bot: the bot to serve (thread-safe).
+        bot: the bot to serve (thread-safe).  Answers name its agent by :func:`bgai.serve.public.public_spec`
+            (a model's file name, never its directories).
         seed: seed of the random generator used by agents that need one.
+        hosts: host names the app answers to (``Host`` header; :class:`bgai.serve.limits.HostCheck`, ``'*'``:
+            any); default ``localhost``, ``127.0.0.1``, ``::1``.
     """
     import threading
 
+    model = model_info(bot.spec)
+    bot = public_bot(bot)
 
     app = FastAPI(
         title="bgai",
         version=__version__,
         description=(
             "bgai backgammon bot: best play and ranked plays, evaluation and cube decisions. Positions as GNU "
-            "Backgammon Position ID (`position_id`), XGID (`xgid`) or wildbg board (`p0`..`p25`); dice as "
-            "`dice=31` or `die1`/`die2`; cube and score as `match_id`."
+            "Backgammon Position ID (`position_id`, also `POSITION_ID:MATCH_ID`), XGID (`xgid`) or wildbg board "
+            "(`p0`..`p25`); dice as `dice=31` or `die1`/`die2`; cube and score as `match_id`."
         ),
         dependencies=[Depends(_check_repeats)],
     )
+    app.add_middleware(HostCheck, hosts=tuple(hosts))
     rng_lock = threading.Lock()
     rng = np.random.default_rng(seed)
 
@@ -387,155 +315,150 @@ def create_app(bot: Bot, *, seed: int = 0):
     async def _bad_request(request: Request, exc: BgaiError):
         if isinstance(exc, _RepeatedParameter) and request.url.path in _WILDBG_PATHS:
             return PlainTextResponse(f"Failed to deserialize query string: duplicate field `{exc.key[:MAX_QUOTE]}`", 400)
-        status = 409 if isinstance(exc, AgentCannotError) else 400
-        return JSONResponse(status_code=status, content={"message": _shorten(str(exc))})
+        status = 409 if isinstance(exc, AgentCapabilityError) else 400
+        return JSONResponse(status_code=status, content={"message": shorten_message(str(exc))})
 
     @app.exception_handler(RequestValidationError)
     async def _invalid_parameters(request: Request, exc: RequestValidationError):
         if request.url.path in _WILDBG_PATHS:
             return PlainTextResponse(_wildbg_validation_text(exc), 400)
-        return JSONResponse(status_code=400, content={"message": _shorten(_validation_message(exc))})
+        return JSONResponse(status_code=400, content={"message": shorten_message(_validation_message(exc))})
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException):
+        path = quote_input(request.url.path)
+        if exc.status_code == 404:
+            message = f"not found: {path} (the API is under /api, its description at /docs)"
+        elif exc.status_code == 405:
+            message = f"method {quote_input(request.method)} is not allowed on {path}"
+        else:
+            message = str(exc.detail)
+        return JSONResponse(status_code=exc.status_code, content={"message": shorten_message(message)}, headers=exc.headers)
 
     @app.exception_handler(Exception)
     async def _internal(request: Request, exc: Exception):  # noqa: ARG001
         log.exception("internal error on %s", request.url.path)
         return JSONResponse(status_code=500, content={"message": f"internal error: {type(exc).__name__}"})
 
-    def _advice(q: _Query):
-        """The bot's cube decision for the query's position and cube state (side on roll)."""
-        return bot.cube_advice(
-            q.board,
-            cube_value=q.cube_value,
-            cube_owner=q.cube_owner,
-            match_length=q.match_length,
-            score=q.score,
-            crawford=q.crawford,
-            jacoby=q.jacoby,
-        )
-
     @app.get("/api/info", summary="Server and agent information")
     def info() -> dict:
+        caps = bot.capabilities
         return {
             "name": "bgai",
             "version": __version__,
             "agent": bot.spec,
-            "probabilities": bot.has_probabilities,
-            "cube_policy": "bgai.game.cube" if bot.has_probabilities else "conservative (never double, always take)",
+            "model": model,
+            "probabilities": bool(caps.probabilities),
+            "score_kind": caps.score_kind,
+            "ply": caps.ply,
+            "cube_policy": JANOWSKI_POLICY if caps.cube else CONSERVATIVE_POLICY,
         }
 
     @app.get("/api/plays", summary="All legal plays, ranked best first", openapi_extra=_wildbg_openapi())
     def plays(request: Request, params: Annotated[PlayParams, Query()]) -> dict:
-        """Every legal play of the position with the roll, best first by the agent's score.
+        """Every legal play of the position with the roll, best first by the agent's value.
 
-        Each play: standard notation, single-die steps (from 25 = bar, to 0 = off), the agent's score, equity and
-        probabilities after the play (agents with probabilities), the resulting Position ID and board (mover's
-        view, rows not swapped) and whether the game is over.  ``best`` is the agent's choice (``null`` when no
-        play is legal).
+        Each play: standard notation, single-die steps (from 25 = bar, to 0 = off), the agent's ``score`` and
+        what it is (``score_kind``: ``equity`` in points per game, ``mwc`` match-winning chance, ``score`` the
+        agent's own units), equity and probabilities after the play (agents with probabilities; cubeful with a
+        Match ID or XGID), the resulting Position ID and board (mover's view, rows not swapped) and whether the
+        game is over.  ``best`` is the first play (``null`` when no play is legal).
         """
-        q = _parse_query(request.query_params)
-        if q.dice is None:
+        req = read_request_params(request.query_params)
+        if req.dice is None:
             raise RequestError("no dice given: use dice=31 or die1=3&die2=1 (or an XGID with dice)")
         limit = params.limit
         if limit is not None and limit < 1:
             raise RequestError(f"limit must be >= 1, got {limit}")
-        ranked = bot.rank_plays(q.board, q.dice, next_rng())
+        ranked = bot.rank_plays(req.board, req.dice, next_rng(), req.cube_state if req.cube_given else None)
         items = [_play_json(rp, i + 1) for i, rp in enumerate(ranked)]
         if limit is not None:
             items = items[:limit]
-
         return {
-            "position_id": encode_position_id(q.board),
-            "dice": list(q.dice),
+            "position_id": req.position_id,
+            "dice": list(req.dice),
             "agent": bot.spec,
             "best": items[0] if items else None,
             "count": len(ranked),
             "plays": items,
         }
 
-    def _evaluation(q: _Query) -> dict:
-        probs = bot.probabilities(q.board)
-        if probs is None:
-            raise AgentCannotError(
-                f"agent {bot.spec!r} gives no probabilities; serve a neural checkpoint or 'gnubg' for evaluations"
-            )
-        adv = _advice(q)
-        eq = adv.equities
-        cubeful = None
-        if eq:
-            cubeful = min(eq["double_take"], eq["double_pass"]) if adv.double and eq["available"] else eq["no_double"]
-        return {
-            "probabilities": dict(zip(OUTPUTS, map(float, probs))),
-            "cubeless_equity": float(cubeless_equity(probs)),
-            "cubeful_equity": cubeful,
-            "cube": _cube_json(adv),
-        }
-
-    def _cube_json(adv) -> dict:
-        out = {"double": adv.double, "take": adv.take, "policy": adv.policy}
-        # bgai.game.cube's cubeless figure applies the cube state's gammon prices (Jacoby rule); the top-level
-        # cubeless_equity of /api/evaluate is the plain one, so only one is reported
-        out.update({k: v for k, v in adv.equities.items() if k != "cubeless"})
-        return out
-
-    def _state_json(q: _Query) -> dict:
-
-        return {
-            "position_id": encode_position_id(q.board),
-            "cube_value": q.cube_value,
-            "cube_owner": {-1: "centred", 0: "on roll", 1: "opponent"}[q.cube_owner],
-            "match_length": q.match_length,
-            "score": list(q.score),
-            "crawford": q.crawford,
-        }
-
-    @app.get("/api/evaluate", summary="Probabilities, cubeless and cubeful equity of the side on roll", openapi_extra=_wildbg_openapi())
+    @app.get("/api/evaluate", summary="Probabilities, cubeless and cubeful equity of the side on roll",
+             openapi_extra=_wildbg_openapi())
     def evaluate(request: Request, params: Annotated[CubeStateParams, Query()]) -> dict:
         """Cubeless outcome probabilities (win, win gammon, win backgammon, lose gammon, lose backgammon) of the
         side on roll before it rolls, cubeless equity (ppg) and cubeful equity (per unit of the cube; the
         normalised money equity of the match-winning chance in match play), with the cube decision."""
-        q = _parse_query(request.query_params)
-        out = _evaluation(q)
-        out["state"] = _state_json(q)
+        req = read_request_params(request.query_params)
+        ev = bot.evaluate(req.board, req.cube_state)
+        out = {
+            "probabilities": dict(zip(OUTPUTS, map(float, ev.probabilities))),
+            "cubeless_equity": ev.cubeless_equity,
+            "cubeful_equity": ev.cubeful_equity,
+            "cube": _cube_json(ev.cube),
+            "state": _state_json(req),
+        }
+        if ev.mwc is not None:
+            out.update(mwc=ev.mwc, cubeless_mwc=ev.cubeless_mwc)
         return out
 
     @app.get("/api/cube", summary="Cube decision for the side on roll", openapi_extra=_wildbg_openapi())
     def cube(request: Request, params: Annotated[CubeStateParams, Query()]) -> dict:
         """Should the side on roll double, and should the opponent take?  Uses bgai.game.cube on the agent's
-        probabilities (agents without probabilities: the conservative policy, never double, always take).
-        The position is before the roll: a Match ID or XGID with rolled dice (or dice parameters) is refused."""
-        q = _parse_query(request.query_params)
-        if q.dice is not None:
+        probabilities (agents without probabilities: never double, always take).  The position is before the
+        roll: a Match ID or XGID with rolled dice (or dice parameters) is refused."""
+        req = read_request_params(request.query_params)
+        if req.dice is not None:
             raise RequestError(
                 "cube decisions are made before rolling: give the position without dice (the Match ID, XGID or "
-                f"dice parameters carry the roll {q.dice[0]}{q.dice[1]})"
+                f"dice parameters carry the roll {req.dice})"
             )
-        return {"state": _state_json(q), **_cube_json(_advice(q))}
+        return {"state": _state_json(req), **_cube_json(bot.cube_decision(req.board, req.cube_state))}
+
+    @app.get("/api/resign", summary="Accept or reject a resignation", openapi_extra=_wildbg_openapi())
+    def resign(request: Request, params: Annotated[ResignParams, Query()]) -> dict:
+        """Should a side accept its opponent's resignation of ``points`` (1 a single game, 2 a gammon, 3 a
+        backgammon, before the cube)?  ``resigns=opponent`` (default): the side on roll decides;
+        ``resigns=on_roll``: the side on roll resigns and its opponent decides.  bgai.analysis.resign decides:
+        money play in points (cube included), match play in match-winning chances (``units``).  The position is
+        valued before the roll: a Match ID or XGID with rolled dice (or dice parameters) is refused."""
+        req = read_request_params(request.query_params)
+        if req.dice is not None:
+            raise RequestError("resignations are judged before the roll: give the position without dice")
+        out = _resignation_json(bot, req.board, req.cube_state, params.points, params.resigns or "opponent")
+        out["state"] = _state_json(req)
+        return out
 
     # ----------------------------------------------------------------------------------- wildbg compatible
     def _wildbg_probs(p) -> dict | None:
         if p is None:
             return None
-        return {"win": float(p[0]), "winG": float(p[1]), "winBg": float(p[2]), "loseG": float(p[3]), "loseBg": float(p[4])}
+        return {"win": float(p[0]), "winG": float(p[1]), "winBg": float(p[2]), "loseG": float(p[3]),
+                "loseBg": float(p[4])}
 
     def _wildbg_board(request: Request):
-
         params = request.query_params
         stray = [k for k in params if re.fullmatch(r"p\d+", k) and k not in _WILDBG_KEYS]
         if stray:
-            raise RequestError(f"unknown board parameter {stray[0]!r}: a wildbg board has p0 .. p25")
+            raise RequestError(f"unknown board parameter {quote_input(stray[0])}: a wildbg board has p0 .. p25")
         x_away, o_away = params.get("x_away"), params.get("o_away")
         if (x_away or "0") != "0" or (o_away or "0") != "0":
             raise RequestError("only money games are supported here (x_away and o_away 0 or absent)")
         board = board_from_wildbg({k: params[k] for k in _WILDBG_KEYS if k in params})
-        _check_not_over(board)
+        check_game_not_over(board)
         return board
+
+    def _wildbg_dice(die1: int, die2: int) -> Dice:
+        try:
+            return Dice.parse((die1, die2))
+        except InvalidDiceError:
+            raise InvalidDiceError("Dice values must be between 1 and 6.") from None  # wildbg's message
 
     @app.get("/move", summary="wildbg-compatible: all plays, best first", openapi_extra=_wildbg_openapi())
     def wildbg_move(request: Request, die1: int, die2: int) -> dict:
         board = _wildbg_board(request)
-        if not (1 <= die1 <= 6 and 1 <= die2 <= 6):
-            raise InvalidDiceError("Dice values must be between 1 and 6.")
-        ranked = bot.rank_plays(board, (die1, die2), next_rng())
+        dice = _wildbg_dice(die1, die2)
+        ranked = bot.rank_plays(board, dice, next_rng())
         if not ranked:
             return {"moves": [{"play": [], "probabilities": _wildbg_probs(_after_probs(bot, board))}]}
         return {
@@ -551,11 +474,9 @@ def create_app(bot: Bot, *, seed: int = 0):
     @app.get("/eval", summary="wildbg-compatible: probabilities and cube hints", openapi_extra=_wildbg_openapi())
     def wildbg_eval(request: Request) -> dict:
         board = _wildbg_board(request)
-        probs = bot.probabilities(board)
-        if probs is None:
-            raise AgentCannotError(f"agent {bot.spec!r} gives no probabilities")
-        adv = bot.cube_advice(board)
-        return {"cube": {"double": adv.double, "accept": adv.take}, "probabilities": _wildbg_probs(probs)}
+        ev = bot.evaluate(board)
+        return {"cube": {"double": ev.cube.double, "accept": ev.cube.take},
+                "probabilities": _wildbg_probs(ev.probabilities)}
 
     # ----------------------------------------------------------------------------------------- web page
     @app.get("/", include_in_schema=False)
@@ -566,21 +487,58 @@ def create_app(bot: Bot, *, seed: int = 0):
     return app
 
 
+def _resignation_json(bot: Bot, board: np.ndarray, state: CubeState, points: int, resigns: str) -> dict:
+    """The ``/api/resign`` answer (see there); ``board`` and ``state`` from the view of the side on roll."""
+    if resigns not in ("opponent", "on_roll"):
+        raise RequestError(f"resigns must be opponent or on_roll, got {quote_input(resigns)}")
+    if points not in (1, 2, 3):
+        raise RequestError(f"points must be 1 (a single game), 2 (a gammon) or 3 (a backgammon), got {points}")
+    money = state.match_length == 0
+    on_roll_decides = resigns == "opponent"
+    board = board if on_roll_decides else flip(board)
+    dec = bot.resignation(board, state if on_roll_decides else state.swapped(), points, decider_on_roll=on_roll_decides)
+    played = None if np.isnan(dec.equity_if_played) else dec.equity_if_played
+    return {
+        "accept": dec.accept,
+        "points": points,
+        "resigns": resigns,
+        "decides": "opponent" if resigns == "on_roll" else "on_roll",
+        "units": "points" if money else "mwc",
+        "equity_if_accepted": dec.equity_if_accepted,
+        "equity_if_played": played,
+        "agent": bot.spec,
+    }
+
+
 def _after_probs(bot: Bot, board: np.ndarray):
     """Probabilities for the mover when no play is possible (the position unchanged, opponent to roll)."""
     if not bot.has_probabilities:
         return None
-
     p = bot.probabilities(flip(as_batch(board)[0]))
     return swap_perspective(p)
 
 
-def serve_http(bot: Bot, host: str = "127.0.0.1", port: int = 8080, *, seed: int = 0, log_level: str = "info") -> None:
-    """Run the HTTP server with uvicorn until interrupted.
+def serve_http(
+    bot: Bot,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    *,
+    seed: int = 0,
+    log_level: str = "info",
+    max_connections: int = HTTP_MAX_CONNECTIONS,
+    timeout: float = HTTP_TIMEOUT,
+    allow_hosts=(),
+) -> None:
+    """Run the HTTP server with uvicorn until interrupted, with bgai's limits (:mod:`bgai.serve.limits`): at most
+    ``max_connections`` connections, a connection without a request in progress closed after ``timeout``
+    seconds, only requests whose ``Host`` is ``localhost``/``127.0.0.1``/``::1``, ``host`` or one of
+    ``allow_hosts`` (``'*'``: any).
 
     Raises:
-        OSError: the address cannot be bound.
+        OSError: the address cannot be bound.  LimitError: bad limits.
     """
     import uvicorn
 
-    uvicorn.run(create_app(bot, seed=seed), host=host, port=port, log_level=log_level)
+    app = create_app(bot, seed=seed, hosts=allowed_hosts(host, allow_hosts))
+    config = http_server_config(app, host, port, max_connections=max_connections, timeout=timeout, log_level=log_level)
+    uvicorn.Server(config).run()

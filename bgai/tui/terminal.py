@@ -3,8 +3,9 @@
 :class:`TerminalGame` runs a money session (games until you stop; Jacoby rule) or a match to ``N`` points
 (Crawford rule), with the cube, between you (player 0, ``X``, moving from 24 down to 1 on the bottom of the
 drawing) and a :class:`~bgai.serve.bot.Bot` (player 1, ``O``).  Rules and scoring come from :mod:`bgai.game.match`,
-plays from :mod:`bgai.core.movegen`, notation from :mod:`bgai.core.notation`, the bot's cube decisions from
-:mod:`bgai.game.cube` (agents without probabilities: never double, always take).
+plays from :mod:`bgai.core.movegen`, notation from :mod:`bgai.core.notation`, the bot's hints and cube decisions
+from :mod:`bgai.analysis.api` (:func:`~bgai.analysis.api.rank_plays` with the match's cube state,
+:func:`~bgai.analysis.api.decide_cube`; agents without probabilities: never double, always take).
 
 Commands (case-insensitive; short forms in :data:`HELP_TEXT`, which ``help`` prints):
 
@@ -12,6 +13,9 @@ Commands (case-insensitive; short forms in :data:`HELP_TEXT`, which ``help`` pri
   advice for you); when you may not double, the dice are rolled for you;
 * after your roll: a play such as ``13/8 13/11``, ``bar/22*``, ``6/off``, ``8/2(2)``; ``hint`` (the bot's
   three best plays for you), ``moves`` (all legal plays);
+* at your turn, before or after rolling: ``resign [1|2|3]`` (or ``resign single|gammon|backgammon``): the bot
+  accepts or rejects by :func:`bgai.analysis.resign.resignation_decision` (money: points, with the cubeful
+  equity of playing on; match: match-winning chances);
 * when doubled: ``take`` or ``drop`` (``pass``), ``hint``;
 * at any prompt: ``board``, ``score``, ``help``, ``quit``.
 
@@ -22,6 +26,7 @@ All dice come from one ``np.random.Generator`` seeded by the caller.
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Callable
 
@@ -52,6 +57,11 @@ Commands (case does not matter; the short forms are in brackets):
     hint [h]      the bot's three best plays for you
     moves [m]     all your legal plays
 
+  At your turn (before or after rolling):
+    resign [1|2|3]  offer to resign a single game (1, the default), a gammon (2) or a backgammon (3);
+                  also: resign single|gammon|backgammon.  bgai accepts when the offer is worth at least
+                  playing on (money: points; match: match-winning chances)
+
   When the bot doubles you:
     take [t]      accept the cube
     drop [d]      refuse it and lose the game at the present cube value (also: pass [p])
@@ -67,6 +77,9 @@ You are X, moving from your 24 point down to your 1 point (bottom of the drawing
 
 HUMAN, BOT = 0, 1
 KINDS = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
+#: Words of ``resign [WHAT]`` and the points they offer.
+RESIGN_WORDS = {"1": 1, "single": 1, "normal": 1, "s": 1, "n": 1, "2": 2, "gammon": 2, "g": 2,
+                "3": 3, "backgammon": 3, "b": 3}
 
 
 class Quit(Exception):
@@ -245,6 +258,11 @@ class TerminalGame:
                     break
                 if self._common(cmd):
                     continue
+                if cmd.startswith("resign"):
+                    res = self._human_resigns(cmd)
+                    if res is not None:
+                        return res
+                    continue
                 if cmd.startswith("h"):
                     self._cube_hint(HUMAN)
                     continue
@@ -270,6 +288,11 @@ class TerminalGame:
                 self.say("Legal plays: " + ", ".join(sorted(p.notation for p in plays)))
                 continue
             if self._common(low):
+                continue
+            if low.startswith("resign"):
+                res = self._human_resigns(low)
+                if res is not None:
+                    return res
                 continue
             try:
                 play = parse_play(text, self.board, dice)
@@ -321,42 +344,58 @@ class TerminalGame:
         m = self.match
         cs = m.cube_state(BOT)
         self.match = m.offer_double(HUMAN)
-        adv = self.bot.cube_advice(
-            flip(self.board), doubled=True, cube_value=cs.cube_value, cube_owner=cs.owner,
-            match_length=cs.match_length, score=cs.score, crawford=cs.crawford, jacoby=cs.jacoby,
-        )
-        if adv.take:
+        decision = self.bot.cube_decision(flip(self.board), cs, doubled=True)
+        if decision.take:
             self.match = self.match.take()
             self.say(f"You double.  bgai takes: the cube is on {self.match.cube_value}, owned by bgai.")
             return None
         self.say("You double.  bgai drops.")
         return self._end(HUMAN, None)
 
+    def _human_resigns(self, cmd: str) -> str | None:
+        """You offer to resign (``resign [1|2|3|single|gammon|backgammon]``) at your turn; the bot decides.
+        Returns the end-of-game message when it accepts, else None (the game goes on)."""
+        words = cmd.split()
+        what = words[1] if len(words) > 1 else "1"
+        points = RESIGN_WORDS.get(what)
+        if words[0] != "resign" or len(words) > 2 or points is None:
+            self.say("Write 'resign' (a single game), 'resign 2' (a gammon) or 'resign 3' (a backgammon).")
+            return None
+        cs = self.match.cube_state(BOT)
+        dec = self.bot.resignation(flip(self.board), cs, points, decider_on_roll=False)
+        if cs.is_money:
+            played = "?" if math.isnan(dec.equity_if_played) else f"{dec.equity_if_played:+.3f}"
+            why = f"accepting gives bgai {dec.equity_if_accepted:g} point(s); playing on is worth {played}"
+        else:
+            played = "?" if math.isnan(dec.equity_if_played) else f"{100 * dec.equity_if_played:.1f}%"
+            why = (f"bgai's match-winning chance: {100 * dec.equity_if_accepted:.1f}% if it accepts, {played} "
+                   "playing on")
+        if not dec.accept:
+            self.say(f"You offer to resign {KINDS[points]}.  bgai rejects ({why}): play on.")
+            return None
+        self.say(f"You offer to resign {KINDS[points]}.  bgai accepts ({why}).")
+        return self._end(BOT, points)
+
     def _cube_hint(self, player: int) -> None:
         cs = self.match.cube_state(player)
         board = self.board if player == HUMAN else flip(self.board)
-        adv = self.bot.cube_advice(
-            board, cube_value=cs.cube_value, cube_owner=cs.owner, match_length=cs.match_length, score=cs.score,
-            crawford=cs.crawford, jacoby=cs.jacoby,
-        )
-        if not self.bot.has_probabilities:
-            self.say(f"{self.bot.spec} has no evaluation of cube decisions (its policy: never double, always take).")
+        d = self.bot.cube_decision(board, cs)
+        if d.no_double is None:
+            self.say(f"{self.bot.spec} has no evaluation of cube decisions (its policy: {d.action.lower()}).")
             return
-        eq = adv.equities
-        if not eq.get("available", True):
+        if not d.available:
             self.say(
-                f"You cannot double: {eq['reason']}.  Cubeful equity (no double) {eq['no_double']:+.3f}; "
-                f"cubeless {eq['cubeless']:+.3f}."
+                f"You cannot double: {d.reason}.  Cubeful equity (no double) {d.no_double:+.3f}; "
+                f"cubeless {d.cubeless_equity:+.3f}."
             )
             return
         self.say(
-            f"bgai's advice: {eq.get('action', 'double' if adv.double else 'no double')}.  Cubeful equity: no double "
-            f"{eq['no_double']:+.3f}, double/take {eq['double_take']:+.3f}, double/pass {eq['double_pass']:+.3f}; "
-            f"cubeless {eq['cubeless']:+.3f}."
+            f"bgai's advice: {d.action}.  Cubeful equity: no double {d.no_double:+.3f}, double/take "
+            f"{d.double_take:+.3f}, double/pass {d.double_pass:+.3f}; cubeless {d.cubeless_equity:+.3f}."
         )
 
     def _play_hint(self, dice: tuple[int, int]) -> None:
-        ranked = self.bot.rank_plays(self.board, dice, self.rng)
+        ranked = self.bot.rank_plays(self.board, dice, self.rng, self.match.cube_state(HUMAN))
         rows = []
         for i, rp in enumerate(ranked[:3]):
             if rp.equity is not None:
@@ -365,7 +404,7 @@ class TerminalGame:
                     f"  {i + 1}. {rp.play.notation:24s} equity {rp.equity:+.3f}  (win {100 * p[0]:.1f}%, "
                     f"gammon {100 * p[1]:.1f}%, lose gammon {100 * p[3]:.1f}%)"
                 )
-            elif rp.score is not None:
+            elif rp.score_kind == "score":
                 rows.append(f"  {i + 1}. {rp.play.notation:24s} score {rp.score:+.3f}")
             else:
                 rows.append(f"  {i + 1}. {rp.play.notation}")
@@ -377,12 +416,7 @@ class TerminalGame:
         if dice is None:
             m = self.match
             if m.can_double(BOT):
-                cs = m.cube_state(BOT)
-                adv = self.bot.cube_advice(
-                    bot_board, cube_value=cs.cube_value, cube_owner=cs.owner, match_length=cs.match_length,
-                    score=cs.score, crawford=cs.crawford, jacoby=cs.jacoby,
-                )
-                if adv.double:
+                if self.bot.cube_decision(bot_board, m.cube_state(BOT)).double:
                     res = self._bot_doubles()
                     if res is not None:
                         return res
@@ -424,14 +458,11 @@ class TerminalGame:
 
     def _take_hint(self) -> None:
         cs = self.match.cube_state(HUMAN)  # the cube before the double, from your (the taker's) view
-        adv = self.bot.cube_advice(
-            self.board, doubled=True, cube_value=cs.cube_value, cube_owner=cs.owner, match_length=cs.match_length,
-            score=cs.score, crawford=cs.crawford, jacoby=cs.jacoby,
-        )
-        if not self.bot.has_probabilities:
+        d = self.bot.cube_decision(self.board, cs, doubled=True)
+        if d.no_double is None:
             self.say(f"{self.bot.spec} has no evaluation of cube decisions.")
             return
-        self.say(f"bgai's advice: {'take' if adv.take else 'drop'} ({adv.equities.get('action', '')}).")
+        self.say(f"bgai's advice: {'take' if d.take else 'drop'} ({d.action}).")
 
 
 def play_in_terminal(spec: str, *, match_length: int = 0, seed: int | None = None) -> int:

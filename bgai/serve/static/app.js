@@ -1,10 +1,12 @@
 // bgai web page: play a money game against the bot served by bgai's HTTP API: the cube (doubles, takes, drops;
 // the bot's cube decisions come from /api/cube) and the Jacoby rule (gammons count only once the cube is turned).
+// At your turn you may resign a single game, a gammon or a backgammon: /api/resign says whether the bot accepts.
 // Boards are bgai's layout: [[25 counts of the side], [25 counts of the other side]], columns 0..23 = points
 // 1..24 of that side, 24 = its bar.  The page keeps the board from YOUR view (row 0 = you); the bot's turn uses
 // the flipped board.  Legal plays come from /api/plays; only those can be played.
 // URL options (for tests and demos): ?seed=N (reproducible dice), ?autoplay=N (play N games by clicking the
-// page's own buttons, choosing random legal plays), &stopafter=M (autoplay stops after M plays, mid-game).
+// page's own buttons, choosing random legal plays), &stopafter=M (autoplay stops after M plays, mid-game),
+// &resignafter=M&resign=P (autoplay offers to resign P points once, at your first turn after M plays).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -146,6 +148,8 @@ function setControls() {
   $("double").disabled = !(S.phase === "roll" && S.mayDouble && S.cube.owner !== "bot");
   $("take").disabled = S.phase !== "doubled";
   $("drop").disabled = S.phase !== "doubled";
+  $("resign").disabled = !(S.phase === "roll" || S.phase === "move");
+  $("resign-points").disabled = $("resign").disabled;
   const moving = S.phase === "move";
   $("plays").disabled = !moving;
   $("typed").disabled = !moving;
@@ -159,7 +163,8 @@ function finishGame(result, youWon) {
   const kindPts = result.dropped ? 1 : (S.cube.owner === "centred" ? 1 : result.points); // Jacoby rule
   const pts = kindPts * S.cube.value;
   if (youWon) S.score.you += pts; else S.score.bot += pts;
-  const kind = result.dropped ? "the game (double dropped)" : "a " + ["", "single game", "gammon", "backgammon"][result.points];
+  const kind = result.dropped ? "the game (double dropped)" : "a " + ["", "single game", "gammon", "backgammon"][result.points]
+    + (result.resigned ? " by resignation" : "");
   const text = `${youWon ? "You win" : "bgai wins"} ${kind} (${pts} point${pts > 1 ? "s" : ""}).`;
   logLine(text);
   setStatus(text + ' Press "New game" to play again.');
@@ -280,6 +285,41 @@ async function humanTake(take) {
   await botMove(roll());
 }
 
+async function humanResign() {
+  // you offer to resign at your turn (you are on roll); the bot accepts or rejects (bgai.analysis.resign)
+  if (S.phase !== "roll" && S.phase !== "move") return;
+  const points = parseInt($("resign-points").value, 10);
+  const back = S.phase;
+  S.phase = "busy";
+  setControls();
+  let r;
+  try {
+    const q = cubeQuery(S.board, "you");
+    q.set("points", String(points));
+    q.set("resigns", "on_roll");
+    r = await api("/api/resign", q);
+  } catch (e) {
+    setError("server error: " + e.message);
+    S.phase = back;
+    setControls();
+    return;
+  }
+  const kind = ["", "a single game", "a gammon", "a backgammon"][points];
+  const fmt = (x) => (x === null ? "?" : r.units === "mwc" ? pct(x) : x.toFixed(3));
+  showEvaluation([["your resignation", `${kind}: bgai ${r.accept ? "accepts" : "rejects"}`],
+    ["bgai if it accepts", fmt(r.equity_if_accepted)], ["bgai playing on", fmt(r.equity_if_played)]]);
+  if (r.accept) {
+    logLine(`You resign ${kind}: bgai accepts.`);
+    $("plays").innerHTML = "";
+    finishGame({ points: points, resigned: true }, false);
+    return;
+  }
+  logLine(`You resign ${kind}: bgai rejects.`);
+  S.phase = back;
+  setStatus(`bgai rejects your resignation: play on. ${back === "move" ? "Choose your play." : "Roll the dice."}`);
+  setControls();
+}
+
 function normalise(t) { return t.trim().toLowerCase().replace(/\s+/g, " "); }
 
 async function humanPlay() {
@@ -386,16 +426,19 @@ $("play").addEventListener("click", () => { humanPlay(); });
 $("double").addEventListener("click", () => { humanDouble(); });
 $("take").addEventListener("click", () => { humanTake(true); });
 $("drop").addEventListener("click", () => { humanTake(false); });
+$("resign").addEventListener("click", () => { humanResign(); });
 $("typed").addEventListener("keydown", (e) => { if (e.key === "Enter") humanPlay(); });
 $("plays").addEventListener("dblclick", () => { humanPlay(); });
 
 const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 async function until(cond) { while (!cond()) await sleep(5); }
 
-async function autoplay(n, stopAfter) {
+async function autoplay(n, stopAfter, resignAfter, resignPoints) {
   // Plays n games through the page's own buttons; your side picks random legal plays.  Once, it first types an
-  // illegal play to check that it is refused.
+  // illegal play to check that it is refused.  With resignPoints, it offers to resign once, at your first turn
+  // after resignAfter plays.
   let checkedIllegal = false;
+  let resigned = !resignPoints;
   for (let g = 0; g < n; g++) {
     $("new").click();
     await until(() => S.phase !== "busy" && S.phase !== "idle" && S.phase !== "over" || S.games > g);
@@ -405,7 +448,11 @@ async function autoplay(n, stopAfter) {
         document.body.dataset.moves = String(S.moves);
         return;
       }
-      if (S.phase === "roll") {
+      if (!resigned && S.moves >= resignAfter && (S.phase === "roll" || S.phase === "move")) {
+        resigned = true;
+        $("resign-points").value = String(resignPoints);
+        $("resign").click();
+      } else if (S.phase === "roll") {
         if (!$("double").disabled && rand() < 0.08) $("double").click();
         else $("roll").click();
       } else if (S.phase === "doubled") {
@@ -440,5 +487,8 @@ async function autoplay(n, stopAfter) {
   }
   drawBoard();
   setControls();
-  if (params.has("autoplay")) autoplay(parseInt(params.get("autoplay"), 10) || 1, parseInt(params.get("stopafter"), 10) || 0);
+  if (params.has("autoplay")) {
+    autoplay(parseInt(params.get("autoplay"), 10) || 1, parseInt(params.get("stopafter"), 10) || 0,
+      parseInt(params.get("resignafter"), 10) || 0, parseInt(params.get("resign"), 10) || 0);
+  }
 })();

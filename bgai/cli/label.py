@@ -1,0 +1,57 @@
+"""``bgai label OUT --model CKPT [--kind ply1|ply2|rollout] [--shards N] ...``: labelled positions for supervised
+training, in resumable shards (:mod:`bgai.train.labels`).
+
+Run it again with the same arguments to resume a stopped job (finished shards are kept, missing ones made);
+Ctrl-C stops after writing every finished shard.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from bgai.cli.args import seed_type
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``label`` subcommand."""
+    p = subparsers.add_parser(
+        "label",
+        help="sample positions from self-play and label them (search or rollout) for supervised training",
+        description="Sample positions from self-play of a model and label each with its 1-ply / 2-ply evaluation "
+        "or a rollout; writes resumable shards into OUT (see bgai.train.labels for the format).",
+        epilog="example:  bgai label labels/ply1 --model checkpoints/bgai-td128.pt --kind ply1 --shards 20",
+    )
+    p.add_argument("out", metavar="OUT", help="dataset folder (created; an existing one is resumed)")
+    p.add_argument("--model", default="default", help="checkpoint that plays and labels (default: the shipped model)")
+    p.add_argument("--kind", choices=("ply1", "ply2", "rollout"), default="ply1", help="label kind (default ply1)")
+    p.add_argument("--shards", type=int, default=10, help="shards in the whole job (default 10)")
+    p.add_argument("--games", type=int, default=200, help="self-play games per shard (default 200)")
+    p.add_argument("--keep", type=float, default=0.25, help="share of positions kept (default 0.25)")
+    p.add_argument("--disagree", type=float, default=0.0,
+                   help="keep only positions whose 0-ply and label equity differ by more than this (default 0: all)")
+    p.add_argument("--trials", type=int, default=0, help="rollout trials per position (--kind rollout)")
+    p.add_argument("--truncate", type=int, default=0, help="rollout truncation in plies (--kind rollout; 0 = none)")
+    p.add_argument("--seed", type=seed_type, default=1, help="seed (default 1)")
+    p.add_argument("--workers", type=int, default=1, help="processes (default 1); shards do not depend on it")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``bgai label``."""
+    from bgai.agents.registry import resolve_spec
+    from bgai.train.labels import LabelSettings, make_labels
+
+    settings = LabelSettings(model=resolve_spec(args.model), kind=args.kind, seed=args.seed,
+                             games_per_shard=args.games, keep=args.keep, disagree=args.disagree,
+                             trials=args.trials, truncate=args.truncate)
+    t0 = time.perf_counter()
+
+    def progress(done: int, total: int) -> None:
+        print(f"  shard {done}/{total} done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
+
+    made = make_labels(args.out, settings, args.shards, workers=args.workers, progress=progress)
+    print(f"{len(made)} shard(s) made in {time.perf_counter() - t0:.1f} s; {args.shards - len(made)} already there; "
+          f"folder {args.out}")
+    return 0

@@ -1,0 +1,294 @@
+"""Labelled positions for supervised training: sample positions from self-play, label each with a search or a
+rollout, and store them in resumable, append-only shards.
+
+Why: TD(lambda) self-play nets plateau (the shipped model's learning curve is flat after about 400,000 games);
+every engine at or above GNU Backgammon 0-ply went on by supervised training on positions labelled by a deeper
+evaluation (gnubg and wildbg: rollouts of 1296 trials; Hilton: targets averaged over the 21 rolls at 1-ply).
+
+Sampling: shard ``i`` plays ``games_per_shard`` self-play games of the labelling model at 0-ply with the dice of
+``np.random.SeedSequence(seed, spawn_key=(5, i))`` (:func:`bgai.game.play.play_games`), takes every position
+before a roll (side on roll's view; finished games left out) and keeps each with probability ``keep``
+(``disagree`` > 0: only those where the 0-ply and the label's cubeless equity differ by more than ``disagree``).
+So a shard is a pure function of (model, settings, seed, shard index): shards can be made in any order, by any
+number of workers, on any machine, and a stopped job resumes by making the shards that are missing.
+
+Label kinds (:data:`LABEL_KINDS`):
+
+* ``ply1`` / ``ply2``: the agent's 1-ply / 2-ply probabilities of the position (GNU Backgammon's n-ply
+  expectation over the 21 rolls; :class:`bgai.agents.neural.NeuralAgent`), standard errors 0;
+* ``rollout``: a cubeless rollout of ``trials`` trials (:mod:`bgai.analysis.rollout`), with its standard errors.
+
+Dataset format (a folder):
+
+* ``dataset.json``: ``{"format": "bgai-labels", "format_version": 1, "settings": {...}}`` (the model's file
+  name and sha256, the label kind and its parameters, seed, games per shard, keep, disagree);
+* ``shard-00000.npz`` ...: numpy ``savez_compressed`` archives, each written atomically, holding
+  ``boards`` ``(N, 2, 25)`` int8 (side on roll in row 0, :mod:`bgai.core.board`), ``position_ids`` ``(N,)``
+  ``<U14`` (GNU Position IDs of the same positions), ``classes`` ``(N,)`` int8 (:mod:`bgai.model.classes`),
+  ``probs`` ``(N, 5)`` float32 (win, win gammon, win backgammon, lose gammon, lose backgammon for the side on
+  roll), ``std_errors`` ``(N, 5)`` float32, and ``meta`` (a JSON string: shard index, games, seconds).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+import numpy as np
+
+from bgai import __version__
+from bgai.agents.base import Agent
+from bgai.agents.registry import make_agent
+from bgai.core.board import is_game_over
+from bgai.core.equity import cubeless_equity
+from bgai.core.position_id import encode_position_ids
+from bgai.errors import BgaiError
+from bgai.game.play import play_games
+from bgai.model.classes import classify
+from bgai.util.fileio import atomic_write_bytes, atomic_write_json
+
+__all__ = ["LABEL_KINDS", "LabelSettings", "label_shard", "make_labels", "load_labels", "Dataset"]
+
+FORMAT = "bgai-labels"
+FORMAT_VERSION = 1
+#: The label kinds :func:`label_shard` makes.
+LABEL_KINDS = ("ply1", "ply2", "rollout")
+_SHARD = "shard-{:05d}.npz"
+
+
+class LabelError(BgaiError):
+    """Bad label settings, or a dataset folder that does not match them."""
+
+
+@dataclass(frozen=True)
+class LabelSettings:
+    """What a label job makes (recorded in ``dataset.json``; a resumed job must have the same).
+
+    Attributes:
+        model: agent spec of the model that plays the games and labels (a checkpoint path).
+        kind: one of :data:`LABEL_KINDS`.
+        seed: the job's seed (>= 0).
+        games_per_shard: self-play games per shard (> 0).
+        keep: probability of keeping a position (0 < keep <= 1).
+        disagree: keep only positions whose 0-ply and label cubeless equities differ by more than this (ppg);
+            0 keeps all.
+        trials: rollout trials per position (``kind='rollout'``).
+        truncate: rollout truncation in plies (``kind='rollout'``; 0 = play to the end).
+    """
+
+    model: str
+    kind: str = "ply1"
+    seed: int = 0
+    games_per_shard: int = 200
+    keep: float = 0.25
+    disagree: float = 0.0
+    trials: int = 0
+    truncate: int = 0
+
+    def check(self) -> None:
+        """Raises LabelError naming the first bad field."""
+        if self.kind not in LABEL_KINDS:
+            raise LabelError(f"label kind must be one of {', '.join(LABEL_KINDS)}, got {self.kind!r}")
+        if not 0 <= self.seed < 2**63:
+            raise LabelError(f"seed must be in 0..2**63-1, got {self.seed}")
+        if not 0 < self.games_per_shard <= 100_000:
+            raise LabelError(f"games per shard must be in 1..100000, got {self.games_per_shard}")
+        if not 0 < self.keep <= 1:
+            raise LabelError(f"keep must be in (0, 1], got {self.keep}")
+        if not self.disagree >= 0:
+            raise LabelError(f"disagree must be >= 0, got {self.disagree}")
+        if self.kind == "rollout" and self.trials < 1:
+            raise LabelError("rollout labels need trials >= 1")
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _labeller(agent: Agent, settings: LabelSettings) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """``boards -> (probs (N, 5), std_errors (N, 5))`` for the settings' label kind."""
+    if settings.kind in ("ply1", "ply2"):
+        deep = agent.at_ply(1 if settings.kind == "ply1" else 2)
+
+        def search(boards: np.ndarray):
+            p = np.asarray(deep.probabilities(boards), dtype=np.float64)
+            return p, np.zeros_like(p)
+
+        return search
+    raise LabelError("rollout labels are not available in this build yet (bgai.analysis.rollout)")
+
+
+def label_shard(agent: Agent, settings: LabelSettings, shard: int) -> dict[str, np.ndarray]:
+    """Make shard ``shard``: play its games, sample positions, label them (module docstring).
+
+    Returns:
+        The arrays of a shard file (``boards``, ``position_ids``, ``classes``, ``probs``, ``std_errors``).
+    """
+    t0 = time.perf_counter()
+    ss = np.random.SeedSequence(settings.seed, spawn_key=(5, shard))
+    game_ss, agent_ss, keep_ss = ss.spawn(3)
+    dice = [np.random.default_rng(s) for s in game_ss.spawn(settings.games_per_shard)]
+    res = play_games((agent, agent), dice, np.random.default_rng(agent_ss), record=True)
+    boards = np.concatenate([r.positions() for r in res.records])
+    boards = boards[~is_game_over(boards)]
+    keep = np.random.default_rng(keep_ss).random(len(boards)) < settings.keep
+    boards = boards[keep]
+    probs, se = _labeller(agent, settings)(boards) if len(boards) else (np.zeros((0, 5)), np.zeros((0, 5)))
+    if settings.disagree > 0 and len(boards):
+        eq0 = cubeless_equity(np.asarray(agent.at_ply(0).probabilities(boards)))
+        far = np.abs(cubeless_equity(probs) - eq0) > settings.disagree
+        boards, probs, se = boards[far], probs[far], se[far]
+    meta = {"shard": shard, "games": settings.games_per_shard, "positions": int(len(boards)),
+            "seconds": round(time.perf_counter() - t0, 3)}
+    return {
+        "boards": boards.astype(np.int8),
+        "position_ids": np.array(encode_position_ids(boards) if len(boards) else [], dtype="<U14"),
+        "classes": classify(boards).astype(np.int8) if len(boards) else np.zeros(0, np.int8),
+        "probs": probs.astype(np.float32),
+        "std_errors": se.astype(np.float32),
+        "meta": np.array(json.dumps(meta)),
+    }
+
+
+def _write_shard(folder: str, shard: int, arrays: dict[str, np.ndarray]) -> str:
+    import io
+
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    path = os.path.join(folder, _SHARD.format(shard))
+    atomic_write_bytes(path, buf.getvalue())
+    return path
+
+
+def _open_folder(folder: str, settings: LabelSettings) -> dict:
+    """Create the dataset folder, or check that an existing one was made with the same settings."""
+    record = {"format": FORMAT, "format_version": FORMAT_VERSION, "bgai_version": __version__,
+              "settings": {**asdict(settings), "model": os.path.basename(settings.model.split(":")[0]),
+                           "model_sha256": _sha256(settings.model.split(":")[0])}}
+    meta_path = os.path.join(folder, "dataset.json")
+    if os.path.exists(meta_path):
+        try:
+            with open(meta_path, encoding="utf-8") as f:
+                old = json.load(f)
+        except (OSError, ValueError) as exc:
+            raise LabelError(f"{meta_path} is unreadable ({type(exc).__name__}): not a bgai label folder?") from None
+        if old.get("format") != FORMAT or old.get("settings") != record["settings"]:
+            raise LabelError(f"{folder!r} holds labels made with other settings: use another folder, or the same "
+                             f"settings to resume ({meta_path})")
+        return old
+    os.makedirs(folder, exist_ok=True)
+    atomic_write_json(meta_path, record)
+    return record
+
+
+_WORKER: tuple | None = None
+
+
+def _init_worker(settings: LabelSettings) -> None:
+    global _WORKER
+    from bgai.util.threads import limit_threads
+
+    agent = make_agent(settings.model)
+    limit_threads(1)
+    _WORKER = (agent, settings)
+
+
+def _worker_shard(shard: int):
+    agent, settings = _WORKER
+    return shard, label_shard(agent, settings, shard)
+
+
+def make_labels(folder: str, settings: LabelSettings, shards: int, *, workers: int = 1,
+                progress: Callable[[int, int], None] | None = None) -> list[int]:
+    """Make shards ``0 .. shards-1`` of a label job in ``folder``, skipping those already there (resume).
+
+    Args:
+        folder: the dataset folder (created; an existing one must hold the same settings).
+        settings: :class:`LabelSettings`.
+        shards: how many shards the job has in all.
+        workers: processes (1 = this process).  The shards do not depend on it.
+        progress: called as ``progress(done, shards)`` after each shard.
+
+    Returns:
+        The shard indices made by this call.
+
+    Raises:
+        LabelError: bad settings, or a folder made with other settings.
+    """
+    settings.check()
+    if shards < 1:
+        raise LabelError(f"shards must be >= 1, got {shards}")
+    _open_folder(folder, settings)
+    todo = [i for i in range(shards) if not os.path.exists(os.path.join(folder, _SHARD.format(i)))]
+    done = shards - len(todo)
+    made: list[int] = []
+    if not todo:
+        return made
+    if workers <= 1:
+        agent = make_agent(settings.model)
+        for i in todo:
+            _write_shard(folder, i, label_shard(agent, settings, i))
+            made.append(i)
+            done += 1
+            if progress:
+                progress(done, shards)
+        return made
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(min(workers, len(todo)), initializer=_init_worker, initargs=(settings,)) as pool:
+        for i, arrays in pool.imap_unordered(_worker_shard, todo):
+            _write_shard(folder, i, arrays)
+            made.append(i)
+            done += 1
+            if progress:
+                progress(done, shards)
+    return made
+
+
+@dataclass
+class Dataset:
+    """A label folder read into memory (arrays as in the shard files, shards concatenated in index order)."""
+
+    boards: np.ndarray
+    probs: np.ndarray
+    std_errors: np.ndarray
+    classes: np.ndarray
+    settings: dict
+
+    def __len__(self) -> int:
+        return len(self.boards)
+
+
+def load_labels(folder: str) -> Dataset:
+    """Read every shard of a label folder.
+
+    Raises:
+        LabelError: not a label folder, or an unreadable shard (named).
+    """
+    meta_path = os.path.join(folder, "dataset.json")
+    try:
+        with open(meta_path, encoding="utf-8") as f:
+            meta = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise LabelError(f"{folder!r} is not a bgai label folder ({meta_path}: {type(exc).__name__})") from None
+    names = sorted(n for n in os.listdir(folder) if n.startswith("shard-") and n.endswith(".npz"))
+    parts = []
+    for n in names:
+        try:
+            with np.load(os.path.join(folder, n)) as z:
+                parts.append({k: z[k] for k in ("boards", "probs", "std_errors", "classes")})
+        except Exception as exc:  # zipfile/numpy raise many kinds for a damaged file
+            raise LabelError(f"label shard {os.path.join(folder, n)!r} is unreadable ({type(exc).__name__})") from None
+    if not parts:
+        return Dataset(np.zeros((0, 2, 25), np.int8), np.zeros((0, 5), np.float32), np.zeros((0, 5), np.float32),
+                       np.zeros(0, np.int8), meta.get("settings", {}))
+    return Dataset(*(np.concatenate([p[k] for p in parts]) for k in ("boards", "probs", "std_errors", "classes")),
+                   settings=meta.get("settings", {}))
