@@ -136,6 +136,18 @@ def test_datasets_from_position_ids_and_their_errors(data, tmp_path):
     text.write_text(f"{ids[0]} 0.5 0.1 0.0 0.1\n")
     with pytest.raises(DatasetError, match="line 1: expected a Position ID and 5 probabilities, got 5 fields"):
         load_dataset(text)
+    # a label folder of 'bgai label' (bgai.train.labels): its probs are the targets
+    from bgai.train.labels import LabelSettings, load_labels, make_labels
+
+    net, enc = net_for("tesauro198", (6,), 3)
+    save_checkpoint(bundle_file(ModelBundle.single(net, enc)), tmp_path / "m.pt")
+    make_labels(str(tmp_path / "labels"), LabelSettings(str(tmp_path / "m.pt"), "ply1", games_per_shard=1,
+                                                        keep=0.3), 1)
+    labels = load_labels(str(tmp_path / "labels"))
+    ds = load_dataset(tmp_path / "labels")
+    assert len(ds) == len(labels) > 0
+    np.testing.assert_array_equal(ds.boards, labels.boards)
+    np.testing.assert_allclose(ds.targets, labels.probs, atol=1e-7)
     with pytest.raises(DatasetError, match="does not exist"):
         load_dataset(tmp_path / "none.npz")
     with pytest.raises(DatasetError, match="no dataset"):

@@ -277,8 +277,9 @@ class SupervisedConfig:
     """Supervised training on labelled positions (:mod:`bgai.train.supervised`)."""
 
     data: str = ""
-    """Dataset file (``.npz`` with ``boards`` or ``position_ids`` and ``targets``, or text lines ``POSITION_ID
-    p_win p_wg p_wbg p_lg p_lbg``); a relative path is taken from the working directory."""
+    """Dataset: a ``bgai label`` folder, an ``.npz`` with ``boards`` or ``position_ids`` and ``targets``, or text
+    lines ``POSITION_ID p_win p_wg p_wbg p_lg p_lbg`` (:func:`bgai.train.supervised.load_dataset`); a relative
+    path is taken from the working directory."""
     net: str = "all"
     """The bundle net to train: ``'all'`` for a fresh one-net bundle; with ``warm_start``, the name of one of its
     nets (the others are kept as they are, and only positions of that net's classes are used)."""

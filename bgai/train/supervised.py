@@ -4,8 +4,10 @@ A dataset is a list of positions (side on roll in row 0) with their five outcome
 roll (:data:`bgai.core.equity.OUTPUTS` order, cumulative: win includes gammons), e.g. a stronger evaluator's
 (GNU Backgammon's, or rollouts').  Files (:func:`load_dataset`):
 
-* ``.npz`` with ``targets`` ``(N, 5)`` and either ``boards`` ``(N, 2, 25)`` int8 (bgai's layout) or
-  ``position_ids`` ``(N,)`` GNU Backgammon Position IDs;
+* a label folder of ``bgai label`` (:mod:`bgai.train.labels`: ``dataset.json`` and ``shard-*.npz``; its
+  ``probs`` are the targets);
+* ``.npz`` with ``targets`` (or ``probs``) ``(N, 5)`` and either ``boards`` ``(N, 2, 25)`` int8 (bgai's layout)
+  or ``position_ids`` ``(N,)`` GNU Backgammon Position IDs;
 * text (any other name): one position a line, ``POSITION_ID p_win p_wg p_wbg p_lg p_lbg`` separated by spaces,
   tabs or commas; blank lines and lines starting with ``#`` are skipped.
 
@@ -44,6 +46,7 @@ from bgai.model.bundle import BundleNet, ModelBundle, load_model_bundle
 from bgai.model.features import get_encoder
 from bgai.model.nets import NetSpec, ValueNet
 from bgai.train.config import TrainConfig
+from bgai.train.labels import load_labels
 from bgai.train.trainer import StepReport
 from bgai.util.fileio import atomic_write
 from bgai.util.threads import limit_threads
@@ -117,9 +120,10 @@ def _read_text(path: str) -> tuple[np.ndarray, np.ndarray]:
 def _read_npz(path: str) -> tuple[np.ndarray, np.ndarray]:
     try:
         with np.load(path, allow_pickle=False) as data:
-            if "targets" not in data.files:
-                raise DatasetError(f"dataset {path!r} has no 'targets' array")
-            targets = data["targets"]
+            key = "targets" if "targets" in data.files else "probs"
+            if key not in data.files:
+                raise DatasetError(f"dataset {path!r} has no 'targets' (or 'probs') array")
+            targets = data[key]
             if "boards" in data.files:
                 boards = as_batch(data["boards"])
             elif "position_ids" in data.files:
@@ -140,13 +144,18 @@ def load_dataset(path: str | os.PathLike) -> Dataset:
         DatasetError: missing or unreadable file, a malformed line, different numbers of positions and targets,
             an impossible position (named by row), bad targets (:func:`check_targets`), or no position at all.
         PositionIDError: a malformed Position ID (its index named).
+        LabelError: a folder that is not a readable label folder.
     """
     p = os.fspath(path)
     if not p:
         raise DatasetError("no dataset: set supervised.data to a dataset file")
-    if not os.path.isfile(p):
+    if os.path.isdir(p):
+        labels = load_labels(p)
+        boards, targets = labels.boards, labels.probs
+    elif not os.path.isfile(p):
         raise DatasetError(f"dataset {p!r} does not exist")
-    boards, targets = _read_npz(p) if p.lower().endswith(".npz") else _read_text(p)
+    else:
+        boards, targets = _read_npz(p) if p.lower().endswith(".npz") else _read_text(p)
     if boards.shape[0] != np.asarray(targets).shape[0]:
         raise DatasetError(f"dataset {p!r} has {boards.shape[0]} positions but {np.asarray(targets).shape[0]} targets")
     if boards.shape[0] == 0:
