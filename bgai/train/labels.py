@@ -51,6 +51,7 @@ from bgai.errors import BgaiError
 from bgai.game.play import play_games
 from bgai.model.classes import classify
 from bgai.util.fileio import atomic_write_bytes, atomic_write_json
+from bgai.util.threads import limit_threads
 
 __all__ = ["LABEL_KINDS", "LabelSettings", "label_shard", "make_labels", "load_labels", "Dataset"]
 
@@ -195,7 +196,6 @@ _WORKER: tuple | None = None
 
 def _init_worker(settings: LabelSettings) -> None:
     global _WORKER
-    from bgai.util.threads import limit_threads
 
     agent = make_agent(settings.model)
     limit_threads(1)
