@@ -71,11 +71,9 @@ __all__ = [
     "save_checkpoint",
     "read_checkpoint",
     "bundle_from_checkpoint",
-    "net_from_checkpoint",
     "load_bundle",
     "load_model_bundle",
     "load_net",
-    "load_checkpoint_net",
 ]
 
 FORMAT = "bgai-checkpoint"
@@ -175,21 +173,6 @@ class ModelBundle:
             if n.name == name:
                 return n
         raise CheckpointError(f"the model has no net {name!r}; its nets: {', '.join(self.names())}")
-
-    def replace(self, name: str, net: BundleNet) -> "ModelBundle":
-        """A new bundle with the net called ``name`` replaced by ``net`` (same classifier; nets not copied)."""
-        self.get(name)
-        return ModelBundle([net if n.name == name else n for n in self.nets], self.classifier)
-
-    def copy(self) -> "ModelBundle":
-        """A copy with its own weights (a snapshot of nets still being trained)."""
-        nets = []
-        for n in self.nets:
-            net = ValueNet(n.net.spec)
-            net.load_state_dict(n.net.state_dict())
-            net.eval()
-            nets.append(BundleNet(n.name, tuple(n.classes), net, n.encoder, copy.deepcopy(n.record)))
-        return ModelBundle(nets, self.classifier)
 
     # -- evaluation --
     def classify(self, boards: np.ndarray) -> np.ndarray:
@@ -445,16 +428,6 @@ def bundle_from_checkpoint(ckpt: dict[str, Any], path: str = "checkpoint") -> Mo
         raise CheckpointError(f"{path!r}: {exc}") from None
 
 
-def net_from_checkpoint(ckpt: dict[str, Any], path: str = "checkpoint") -> tuple[ValueNet, Encoder]:
-    """The network and encoder of a one-net bundle mapping.
-
-    Raises:
-        CheckpointError: as :func:`bundle_from_checkpoint`, or a bundle of several nets.
-    """
-    only = bundle_from_checkpoint(ckpt, path).only
-    return only.net, only.encoder
-
-
 def load_bundle(path: str | os.PathLike) -> tuple[ModelBundle, dict[str, Any]]:
     """:func:`read_checkpoint` + :func:`bundle_from_checkpoint`: ``(bundle, file mapping)``."""
     ckpt = read_checkpoint(path)
@@ -486,13 +459,3 @@ def load_model_bundle(path: str) -> tuple[ModelBundle, dict[str, Any]]:
         raise checkpoint_load_error(path, exc) from None
     except Exception as exc:  # torch's unpickler raises many kinds (IndexError, UnpicklingError, ...)
         raise checkpoint_load_error(path, exc) from None
-
-
-def load_checkpoint_net(path: str):
-    """:func:`load_model_bundle` for a one-net bundle: ``(net, encoder, file mapping)``."""
-    bundle, ckpt = load_model_bundle(path)
-    try:
-        only = bundle.only
-    except CheckpointError as exc:
-        raise CheckpointError(f"{path!r}: {exc}") from None
-    return only.net, only.encoder, ckpt
