@@ -87,18 +87,18 @@ def main(argv=None) -> int:
     how = limit_threads(1)
     try:
         cfg = load_config(args.config)
-        workers = args.workers or sorted({1, cfg.workers})
+        workers = args.workers or sorted({1, cfg.td.workers})
         for w in workers:
             load_config(args.config, [f"workers={w}"])
     except BgaiError as exc:
         print(f"bench_selfplay: error: {exc}", file=sys.stderr)
         return 2
-    print(f"config {os.path.relpath(args.config, ROOT)}: encoding {cfg.encoding}, hidden {cfg.hidden}, "
-          f"parallel_games {cfg.parallel_games}, workers {cfg.workers}; cpus {os.cpu_count()}; every process "
+    print(f"config {os.path.relpath(args.config, ROOT)}: encoding {cfg.model.encoding}, hidden {cfg.model.hidden}, "
+          f"parallel_games {cfg.td.parallel_games}, workers {cfg.td.workers}; cpus {os.cpu_count()}; every process "
           f"single-threaded (numpy BLAS limited via {how})")
 
     # 1. self-play training speed
-    hiddens = [cfg.hidden] + ([[80]] if cfg.hidden != [80] else [])
+    hiddens = [cfg.model.hidden] + ([[80]] if cfg.model.hidden != [80] else [])
     for hidden in hiddens:
         for w in workers:
             c = load_config(args.config, [f"hidden={hidden}", f"workers={w}"])
@@ -130,8 +130,8 @@ def main(argv=None) -> int:
         tr.step()
         boards.append(tr.shards[0].boards.copy())
     boards = np.concatenate(boards)[: args.positions]
-    enc = get_encoder(cfg.encoding)
-    net = ValueNet(NetSpec(enc.size, tuple(cfg.hidden), cfg.activation))
+    enc = get_encoder(cfg.model.encoding)
+    net = ValueNet(NetSpec(enc.size, tuple(cfg.model.hidden), cfg.model.activation))
     ff = FastForward(net)
     ff(enc(boards[:1000]))
     t0 = time.perf_counter()
@@ -146,7 +146,7 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     ff(x)
     t_net = time.perf_counter() - t0
-    print(f"bgai encoder+net ({cfg.encoding}, hidden {cfg.hidden}), batch {len(boards)}: {bgai_rate:12,.0f} evals/s "
+    print(f"bgai encoder+net ({cfg.model.encoding}, hidden {cfg.model.hidden}), batch {len(boards)}: {bgai_rate:12,.0f} evals/s "
           f"(encoder {t_enc / len(boards) * 1e6:.2f} us, net {t_net / len(boards) * 1e6:.2f} us per position)")
     try:
         import gnubg_nn

@@ -77,10 +77,11 @@ def test_random_finished_boards_match_result_kind_and_one_copy_serves_all():
     import bgai.agents.gnubg as gnubg
     import bgai.agents.neural as neural
     import bgai.agents.numpy_bot as infer
-    import bgai.train.selfplay as td
+    import bgai.core.equity as equity
+    import bgai.model.bundle as bundle  # self-play chooses through the neural agent, which values with a bundle
 
-    # the agents override their evaluator's output with base.finished_or_evaluate, which uses this function
-    assert base.finished_probabilities is finished_probabilities
-    assert neural.finished_or_evaluate is base.finished_or_evaluate is gnubg.finished_or_evaluate
-    assert td.finished_probabilities is finished_probabilities
-    assert infer.finished_or_evaluate is base.finished_or_evaluate and not hasattr(infer, "_finished")
+    # the one override of an evaluator's output for finished positions: bgai.core.equity.finished_or_evaluate
+    assert base.finished_or_evaluate is equity.finished_or_evaluate
+    assert neural.finished_or_evaluate is equity.finished_or_evaluate is gnubg.finished_or_evaluate
+    assert infer.finished_or_evaluate is equity.finished_or_evaluate and not hasattr(infer, "_finished")
+    assert bundle.finished_or_evaluate is equity.finished_or_evaluate

@@ -73,7 +73,8 @@ def test_numpy_only_install_plays_an_exported_model(fresh_env):
     chosen = torch_agent.choose(starting_board()[None], np.array([[3, 1]]), np.random.default_rng(0))[0]
     expected = next(p.notation for p in legal_plays(starting_board(), (3, 1)) if np.array_equal(p.afterstate, chosen))
 
-    r = subprocess.run([str(py), "-c", PLAY, str(out)], capture_output=True, text=True, cwd=base)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the installed copy, not a checkout
+    r = subprocess.run([str(py), "-c", PLAY, str(out)], capture_output=True, text=True, cwd=base, env=env)
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)
     assert got["torch_installed"] is False and got["torch_loaded"] is False
@@ -81,7 +82,6 @@ def test_numpy_only_install_plays_an_exported_model(fresh_env):
     assert got["play"] == expected == "8/5 6/5"
 
     bgai = base / "venv" / "bin" / "bgai"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     r = subprocess.run([str(bgai), "moves", "4HPwATDgc/ABMA", "31"], capture_output=True, text=True, cwd=base, env=env)
     assert r.returncode == 0, r.stderr
     assert "8/5 6/5" in r.stdout and "16 legal plays" in r.stdout

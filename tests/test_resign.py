@@ -325,7 +325,7 @@ def test_terminal_resignation_is_decided_by_the_library():
     g = TerminalGame(Bot(agent, "gnubg"), rng=np.random.default_rng(3), ask=s.ask, say=s.say)
     g.match = Match(rules=MatchRules.money(jacoby=False))
 
-    def lost_game() -> None:  # your turn in the crushed position (before rolling: you may double, or resign)
+    def lost_game(start=None) -> None:  # your turn in the crushed position (before rolling: you may double, or resign)
         g.board = flip(_crushing())
         g.turn = 0
         g._human_turn(None)

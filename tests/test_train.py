@@ -41,14 +41,14 @@ def tiny(**kw):
 def test_shipped_configs_load():
     for name in ("quick.yaml", "tdgammon.yaml"):
         cfg = load_config(os.path.join(ROOT, "configs", name))
-        assert cfg.games > 0 and cfg.hidden
+        assert cfg.run.games > 0 and cfg.model.hidden
 
 
 def test_config_overrides_and_errors(tmp_path):
     p = tmp_path / "c.yaml"
     p.write_text("games: 100\nhidden: [16]\nlr: 0.01\n")
     cfg = load_config(p, ["lr=0.05", "hidden=[32, 8]", "encoding=tesauro198"])
-    assert cfg.lr == 0.05 and cfg.hidden == [32, 8] and cfg.encoding == "tesauro198" and cfg.games == 100
+    assert cfg.td.lr == 0.05 and cfg.model.hidden == [32, 8] and cfg.model.encoding == "tesauro198" and cfg.run.games == 100
     with pytest.raises(ConfigError, match="'learning_rate'"):
         load_config(p, ["learning_rate=0.1"])
     p.write_text("games: 100\nbogus_key: 3\n")
@@ -129,8 +129,8 @@ def test_resume_is_exact(tmp_path, workers):
                  tensorboard=False, evaluate=False)
     assert rest.games == full.games
     a, b = read_checkpoint(full.last_path), read_checkpoint(rest.last_path)
-    for k, v in a["net"]["state_dict"].items():
-        assert torch.equal(v, b["net"]["state_dict"][k]), k
+    for k, v in a["nets"][0]["state_dict"].items():
+        assert torch.equal(v, b["nets"][0]["state_dict"][k]), k
     assert len(a["trainer"]["shards"]) == workers
     for sa, sb in zip(a["trainer"]["shards"], b["trainer"]["shards"]):
         assert sa["rng"] == sb["rng"]
@@ -143,7 +143,7 @@ def test_resume_is_exact(tmp_path, workers):
         assert torch.equal(sa[k]["exp_avg"], sb[k]["exp_avg"])
     # and training changed the weights at all
     fresh = SelfPlayTrainer(tiny()).net.state_dict()
-    assert any(not torch.equal(fresh[k], v) for k, v in a["net"]["state_dict"].items())
+    assert any(not torch.equal(fresh[k], v) for k, v in a["nets"][0]["state_dict"].items())
 
 
 def test_worker_processes_play_the_same_games_as_one_process():
@@ -240,7 +240,7 @@ def test_corrupt_and_foreign_files(tmp_path):
     with pytest.raises(CheckpointError, match="does not exist"):
         read_checkpoint(tmp_path / "none.pt")
     ck = read_checkpoint(res.last_path)
-    ck["net"]["state_dict"] = {k: v[:1] for k, v in ck["net"]["state_dict"].items()}
+    ck["nets"][0]["state_dict"] = {k: v[:1] for k, v in ck["nets"][0]["state_dict"].items()}
     bad = tmp_path / "bad.pt"
     save_checkpoint(ck, bad)
     with pytest.raises(CheckpointError, match="do not fit"):
@@ -263,7 +263,7 @@ def test_resume_refuses_another_worker_count_and_old_states(tmp_path):
     # a training state in the layout of bgai before worker processes (one generator, no shards)
     ckpt = read_checkpoint(os.path.join(out, "last.pt"))
     ckpt["config"]["threads"] = 1
-    del ckpt["config"]["workers"]
+    del ckpt["config"]["td"]["workers"]
     ckpt["trainer"] = {k: v for k, v in ckpt["trainer"].items() if k not in ("format", "shards", "workers")}
     save_checkpoint(ckpt, os.path.join(out, "last.pt"))
     with pytest.raises(CheckpointError, match="older bgai"):
@@ -325,7 +325,7 @@ def test_flipped_bytes_in_a_checkpoint_are_caught(tmp_path):
 
 
 def test_a_run_folder_in_use_is_refused_and_odd_values_are_config_errors(tmp_path):
-    from bgai.train.run import lock_run_folder
+    from bgai.train.loop import lock_run_folder
 
     out = str(tmp_path / "run")
     train(tiny(games=8), out, progress=False, tensorboard=False, evaluate=False)

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from bgai.core.board import flip
-from bgai.core.equity import cubeless_equity, finished_probabilities, swap_perspective
+from bgai.core.equity import cubeless_equity, finished_or_evaluate, swap_perspective  # noqa: F401 (re-exported)
 from bgai.core.movegen import afterstates
 from bgai.errors import AgentCapabilityError
 
@@ -150,42 +149,6 @@ def best_per_input(scores: np.ndarray, src: np.ndarray, n: int) -> np.ndarray:
     group_max = np.maximum.reduceat(scores, starts)
     cand = np.flatnonzero(scores == group_max[src])  # every maximum, in order; the first of each group wins
     return cand[np.searchsorted(src[cand], np.arange(n), side="left")]
-
-
-def finished_or_evaluate(boards: np.ndarray, evaluate: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    """Outcome probabilities of positions, exact where the game is over, ``evaluate`` for the others.
-
-    The one place where a finished position's probabilities override an evaluator's (every
-    :class:`ProbabilityAgent` that has an evaluator of its own uses it).  Over: the opponent (row 1) has borne
-    off all 15 checkers, a loss for the side on roll (:func:`bgai.core.equity.finished_probabilities`: single,
-    gammon or backgammon by :func:`bgai.core.board.result_kind`); or the side on roll (row 0) has (a win, the
-    same rule seen from the other side; it cannot arise from play, but a caller may ask).
-
-    Args:
-        boards: ``(N, 2, 25)`` int8, side on roll in row 0.
-        evaluate: ``(K, 2, 25)`` int8 boards of unfinished games -> ``(K, 5)`` probabilities (any float dtype) for
-            their side on roll; called once, with ``boards`` itself when no game is over, not at all when every
-            game is (or ``N == 0``).
-
-    Returns:
-        ``(N, 5)`` float64 in :data:`bgai.core.equity.OUTPUTS` order, for the side on roll.
-
-    Raises:
-        InvalidPositionError: a board where neither side has a checker.
-    """
-    b = np.asarray(boards)
-    out = np.empty((b.shape[0], 5), dtype=np.float64)
-    if b.shape[0] == 0:
-        return out
-    lost, exact = finished_probabilities(b)
-    won = (b[:, 0].sum(axis=1, dtype=np.int16) == 0) & ~lost
-    out[lost] = exact
-    if won.any():
-        out[won] = swap_perspective(finished_probabilities(flip(b[won]))[1])
-    over = lost | won
-    if not over.all():
-        out[~over] = evaluate(b[~over] if over.any() else b)
-    return out
 
 
 class ProbabilityAgent(ValueAgent):

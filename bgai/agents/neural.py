@@ -1,7 +1,9 @@
 """The neural agent: a trained value network at 0-ply, or with 1-ply / 2-ply lookahead, batched.
 
-``NeuralAgent.load('checkpoints/MODEL.pt', ply=1)`` builds the network and its input encoder from the checkpoint
-(:mod:`bgai.model.bundle`; the architecture comes from the file, never from flags).
+``NeuralAgent.load('checkpoints/MODEL.pt', ply=1)`` builds the model bundle from the file (:mod:`bgai.model.bundle`:
+one or more nets, each with its input encoder, routed by position class; the architecture comes from the file,
+never from flags).  ``NeuralAgent(bundle)`` or ``NeuralAgent(net, encoder)`` (a one-net bundle) plays with nets in
+memory.
 
 Search (GNU Backgammon's n-ply scheme, cubeless): the ``n``-ply probabilities of a position ``s`` with a side
 on roll (before it rolls) are
@@ -33,9 +35,9 @@ from bgai.core.board import as_batch, flip
 from bgai.core.equity import cubeless_equity, swap_perspective
 from bgai.core.movegen import afterstates
 from bgai.errors import AgentSpecError
-from bgai.model.bundle import load_net
+from bgai.model.bundle import ModelBundle, load_model_bundle
 from bgai.model.features import Encoder
-from bgai.model.nets import FastForward, ValueNet
+from bgai.model.nets import ValueNet
 
 
 def _rolls() -> tuple[np.ndarray, np.ndarray]:
@@ -56,24 +58,26 @@ ROLLS, ROLL_WEIGHTS = _rolls()
 
 
 class NeuralAgent(ProbabilityAgent):
-    """A value network as an agent (cubeless checker play).
+    """A model bundle (one or more value nets) as an agent (cubeless checker play).
 
     Args:
-        net: the network (evaluated in inference mode).
-        encoder: its input encoder.
+        model: a :class:`~bgai.model.bundle.ModelBundle`, or a :class:`~bgai.model.nets.ValueNet` (then
+            ``encoder`` is its input encoder and the agent plays a one-net bundle).  Evaluated in inference mode;
+            the agent sees the current weights (no copy), also while a trainer updates them.
+        encoder: the input encoder of a ``ValueNet`` (not with a bundle).
         ply: lookahead depth, 0, 1 or 2.
         prune_keep: at ``ply >= 1``, plays kept per position after the 0-ply pre-selection.
         prune_margin: ... and only those within this cubeless equity (ppg) of the 0-ply best.
         name: for reports.
 
     Raises:
-        AgentSpecError: ``ply`` not 0, 1 or 2.
+        AgentSpecError: ``ply`` not 0, 1 or 2, or a ``ValueNet`` without its encoder.
     """
 
     def __init__(
         self,
-        net: ValueNet,
-        encoder: Encoder,
+        model: ModelBundle | ValueNet,
+        encoder: Encoder | None = None,
         *,
         ply: int = 0,
         prune_keep: int = 8,
@@ -82,29 +86,46 @@ class NeuralAgent(ProbabilityAgent):
     ):
         if ply not in (0, 1, 2):
             raise AgentSpecError(f"ply must be 0, 1 or 2, got {ply!r}")
-        self.net = net.eval()
-        self.encoder = encoder
+        if isinstance(model, ModelBundle):
+            if encoder is not None:
+                raise AgentSpecError("a model bundle carries its encoders: give no encoder with it")
+            self.bundle = model
+        else:
+            if encoder is None:
+                raise AgentSpecError("a value network needs its input encoder")
+            self.bundle = ModelBundle.single(model, encoder)
+        for n in self.bundle.nets:
+            n.net.eval()
         self.ply = int(ply)
         self.prune_keep = int(prune_keep)
         self.prune_margin = float(prune_margin)
         self.name = name or f"neural-{ply}ply"
         self.batch_games = 500 if ply == 0 else 2 * SEARCH_CHUNK  # a search fills its batches (Agent.batch_games)
-        self._fast = FastForward(net)
+
+    @property
+    def net(self) -> ValueNet:
+        """The network of a one-net bundle (:attr:`ModelBundle.only`; CheckpointError for several nets)."""
+        return self.bundle.only.net
+
+    @property
+    def encoder(self) -> Encoder:
+        """The input encoder of a one-net bundle (CheckpointError for several nets)."""
+        return self.bundle.only.encoder
 
     @classmethod
     def load(cls, path: str | os.PathLike, ply: int = 0, **kwargs) -> "NeuralAgent":
-        """Load a checkpoint (:func:`bgai.model.bundle.load_net`).
+        """Load a bundle file (:func:`bgai.model.bundle.load_model_bundle`: every failure one short line).
 
         Raises:
-            CheckpointError: missing, corrupt or foreign file.
-            AgentSpecError: bad ``ply``.
+            CheckpointError: missing, corrupt or foreign file, non-finite weights, a net above the size limits.
+            AgentSpecError: bad ``ply``; a configuration file given as the model.
         """
 
         if ply not in (0, 1, 2):
             raise AgentSpecError(f"ply must be 0, 1 or 2, got {ply!r}")
-        net, encoder, _ = load_net(path)
+        bundle, _ = load_model_bundle(os.fspath(path))
         name = kwargs.pop("name", None) or f"{os.path.basename(os.fspath(path))}:ply={ply}"
-        return cls(net, encoder, ply=ply, name=name, **kwargs)
+        return cls(bundle, ply=ply, name=name, **kwargs)
 
     @property
     def capabilities(self) -> Capabilities:
@@ -112,34 +133,21 @@ class NeuralAgent(ProbabilityAgent):
         return Capabilities(play_scores=True, probabilities=True, cube=True, ply=self.ply)
 
     def at_ply(self, ply: int) -> "NeuralAgent":
-        """The same network evaluating at ``ply`` (0, 1 or 2); ``self`` when that is its own ply.
+        """The same model evaluating at ``ply`` (0, 1 or 2); ``self`` when that is its own ply.
 
         Raises:
             AgentSpecError: ``ply`` not 0, 1 or 2.
         """
         if ply == self.ply:
             return self
-        return NeuralAgent(self.net, self.encoder, ply=ply, prune_keep=self.prune_keep,
+        return NeuralAgent(self.bundle, ply=ply, prune_keep=self.prune_keep,
                            prune_margin=self.prune_margin, name=f"{self.name.rsplit(':ply=', 1)[0]}:ply={ply}")
-
-    def __getstate__(self):  # picklable for evaluation worker processes
-        state = self.__dict__.copy()
-        state.pop("_fast", None)
-        return state
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self._fast = FastForward(self.net)
 
     # -- evaluation --
     def _net(self, boards: np.ndarray) -> np.ndarray:
-        """0-ply probabilities ``(N, 5)`` float64, exact for finished games."""
-        return finished_or_evaluate(boards, self._forward)
-
-    def _forward(self, boards: np.ndarray) -> np.ndarray:
-        """The network's output ``(N, 5)`` for ``(N, 2, 25)`` positions of unfinished games."""
+        """0-ply probabilities ``(N, 5)`` float64, exact for finished games (:meth:`ModelBundle.probabilities`)."""
         with torch.inference_mode():
-            return self._fast(self.encoder(boards))
+            return self.bundle.probabilities(boards)
 
     def _expect(self, boards: np.ndarray, depth: int) -> np.ndarray:
         """``E_depth`` probabilities ``(N, 5)`` for the side on roll (see the module docstring)."""
@@ -166,6 +174,21 @@ class NeuralAgent(ProbabilityAgent):
         """``ply``-level probabilities ``(N, 5)`` float64 for the side on roll (module docstring)."""
         return self._expect(as_batch(boards), self.ply)
 
+    def pick_0ply(self, after: np.ndarray, src: np.ndarray, n: int) -> np.ndarray:
+        """The 0-ply choice among generated afterstates: index of the best per position (ties: the first).
+
+        Args:
+            after: ``(M, 2, 25)`` int8 afterstates of ``n`` positions, mover in row 0
+                (:func:`bgai.core.movegen.afterstates`).
+            src: ``(M,)`` int, non-decreasing, the position of each afterstate (every ``0..n-1`` present).
+            n: number of positions.
+
+        Returns:
+            ``(n,)`` int64 indices into ``after``: the afterstate of highest cubeless equity for the mover, every
+            position's candidates valued in one batched call (self-play uses this too).
+        """
+        return best_per_input(-cubeless_equity(self._net(flip(after))), src, n)
+
     def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Best play per position: 0-ply directly; at ``ply >= 1`` after pruning the candidates at 0-ply."""
 
@@ -177,14 +200,15 @@ class NeuralAgent(ProbabilityAgent):
                  for i in range(0, n, SEARCH_CHUNK)]
             )
         after, src = afterstates(boards, dice)
+        if self.ply == 0:
+            return after[self.pick_0ply(after, src, n)]
         nxt = flip(after)
         eq0 = -cubeless_equity(self._net(nxt))  # mover's equity at 0-ply
-        if self.ply == 0:
-            return after[best_per_input(eq0, src, n)]
         keep = _prune(eq0, src, n, self.prune_keep, self.prune_margin)
         eq = np.full(after.shape[0], -np.inf)
         eq[keep] = -cubeless_equity(self._expect(nxt[keep], self.ply))
         return after[best_per_input(eq, src, n)]
+
 
 
 def _prune(eq: np.ndarray, src: np.ndarray, n: int, keep: int, margin: float) -> np.ndarray:

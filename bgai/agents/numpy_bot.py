@@ -1,4 +1,4 @@
-"""Numpy-only inference: run an exported bgai model and pick plays with nothing but numpy installed.
+"""Exported models as agents: numpy-only inference (or onnxruntime), one or more nets routed by position class.
 
 This module (and everything it imports: :mod:`bgai.core.board`, :mod:`bgai.core.movegen`, :mod:`bgai.model.features`,
 :mod:`bgai.core.equity`, :mod:`bgai.agents.base`, :mod:`bgai.errors`) uses only numpy and the standard library, so an
@@ -13,7 +13,10 @@ Usage::
     bot.best_play(board, (3, 1)).notation      # '8/5 6/5'
 
 The weights come from the ``.npz`` file :mod:`bgai.model.export` writes beside the ``.onnx`` (``W0, b0, ...`` and a
-JSON ``meta`` string with the encoding and output order).  The network is evaluated in float32 exactly like
+JSON ``meta`` string with the encoding, the output order and the class rule).  An ``.onnx`` file without its ``.npz``
+is played through onnxruntime when that is installed (:class:`OnnxModel`).  An export of several nets (one per
+group of position classes) is loaded whole from any of its files: the ``class_rule`` in every file's metadata names
+the others, and positions are routed as :mod:`bgai.model.routing` says.  The network is evaluated in float32 exactly like
 :class:`bgai.model.nets.ValueNet` (``x @ W.T + b``, sigmoid or ReLU hidden units, sigmoid outputs); finished games are
 valued exactly (:func:`bgai.agents.base.finished_or_evaluate`), as :class:`bgai.agents.neural.NeuralAgent` does, so
 both choose the same plays at 0-ply.
@@ -31,9 +34,10 @@ from bgai.core.board import as_batch
 from bgai.core.equity import OUTPUTS
 from bgai.core.movegen import legal_plays
 from bgai.errors import CheckpointError
-from bgai.model.features import check_encoding
+from bgai.model.features import Encoder, check_encoding
+from bgai.model.routing import ALL, DEFAULT_CLASSIFIER, ClassRule
 
-__all__ = ["NumpyModel", "NumpyAgent", "load_model", "EXPORT_FORMAT"]
+__all__ = ["NumpyModel", "OnnxModel", "ExportedNet", "NumpyAgent", "load_model", "load_export", "EXPORT_FORMAT"]
 
 #: The export layout this module reads (the same number as :data:`bgai.model.export.EXPORT_FORMAT`, which needs torch
 #: to import; ``tests/test_registry_models.py`` checks they agree).
@@ -105,8 +109,18 @@ class NumpyModel:
         return _sigmoid(h)
 
 
+def _check_meta(meta, name: str) -> dict:
+    """The export metadata of file ``name``, checked for bgai's export format."""
+    version = meta.get("bgai_export_format") if isinstance(meta, dict) else None
+    if version is None:
+        raise CheckpointError(f"{name!r} is not a bgai numpy export (no 'bgai_export_format' in its metadata)")
+    if str(version) != str(EXPORT_FORMAT):
+        raise CheckpointError(f"{name!r} has export format {version!r}; this bgai reads format {EXPORT_FORMAT}")
+    return meta
+
+
 def load_model(path: str | os.PathLike) -> NumpyModel:
-    """Load an exported model's weights: the ``.npz`` itself, or the ``.onnx`` whose ``.npz`` lies beside it.
+    """Load one exported net's weights: the ``.npz`` itself, or the ``.onnx`` whose ``.npz`` lies beside it.
 
     Raises:
         CheckpointError: no ``.npz`` file, or one that is not a bgai export (missing arrays or metadata, no
@@ -127,48 +141,169 @@ def load_model(path: str | os.PathLike) -> NumpyModel:
             while f"W{i}" in data.files:
                 layers.append((data[f"W{i}"], data[f"b{i}"]))
                 i += 1
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, EOFError) as exc:
         raise CheckpointError(f"{npz!r} is not a bgai numpy export ({exc})") from None
-    version = meta.get("bgai_export_format") if isinstance(meta, dict) else None
-    if version is None:
-        raise CheckpointError(f"{npz!r} is not a bgai numpy export (no 'bgai_export_format' in its metadata)")
-    if str(version) != str(EXPORT_FORMAT):
-        raise CheckpointError(f"{npz!r} has export format {version!r}; this bgai reads format {EXPORT_FORMAT}")
+    _check_meta(meta, npz)
     return NumpyModel(layers, meta.get("activation", "sigmoid"), meta)
 
 
-class NumpyAgent(ProbabilityAgent):
-    """A bot from an exported model, 0-ply, numpy only (a :class:`~bgai.agents.base.ProbabilityAgent`).
+class OnnxModel:
+    """An exported net run by onnxruntime (for an ``.onnx`` file without its ``.npz``): ``(N, F) float32 features
+    -> (N, 5) float32``; ``meta`` and ``n_inputs`` as :class:`NumpyModel`.
 
-    Args:
-        model: the network.
-        name: for reports.
+    Raises:
+        CheckpointError: onnxruntime is not installed, cannot read the file, or the file is not a bgai export.
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        p = os.fspath(path)
+        try:
+            import onnxruntime
+        except ImportError:
+            raise CheckpointError("onnxruntime is not installed (pip install onnxruntime)") from None
+        try:
+            self.session = onnxruntime.InferenceSession(p, providers=["CPUExecutionProvider"])
+            meta = dict(self.session.get_modelmeta().custom_metadata_map)
+            width = self.session.get_inputs()[0].shape[1]
+        except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own kinds for unreadable files
+            raise CheckpointError(f"onnxruntime cannot read {p!r} ({type(exc).__name__})") from None
+        self.meta = _check_meta(meta, p)
+        outputs = meta.get("outputs")
+        if outputs is not None and outputs != ",".join(OUTPUTS):
+            raise CheckpointError(f"exported model's output order {outputs!r} is not {','.join(OUTPUTS)!r}")
+        self.n_inputs = int(width)
+
+    def __call__(self, features: np.ndarray) -> np.ndarray:
+        """Probabilities ``(N, 5)`` float32 for ``(N, F)`` features."""
+        x = np.ascontiguousarray(features, dtype=np.float32)
+        if x.ndim != 2 or x.shape[1] != self.n_inputs:
+            raise ValueError(f"features must have shape (N, {self.n_inputs}), got {x.shape}")
+        return self.session.run(["probs"], {"features": x})[0]
+
+
+def _load_file(path: str):
+    """One net's model from an export file: the ``.npz`` (or the ``.npz`` beside an ``.onnx``), else the ``.onnx``
+    through onnxruntime."""
+    if not path.lower().endswith(".onnx"):
+        return load_model(path)
+    npz = path[:-5] + ".npz"
+    if os.path.exists(npz):
+        return load_model(npz)
+    if not os.path.exists(path):
+        raise CheckpointError(f"model file {path!r} does not exist")
+    try:
+        return OnnxModel(path)
+    except CheckpointError as exc:
+        raise CheckpointError(
+            f"no numpy weights {npz!r} beside {os.path.basename(path)!r}, and it cannot be played through "
+            f"onnxruntime: {exc}"
+        ) from None
+
+
+class ExportedNet:
+    """One net of an export set: ``name``, ``classes`` (position classes), ``model`` (features -> probabilities)
+    and ``encoder`` (from the metadata).
 
     Raises:
         CheckpointError: the model's encoding is unknown to this bgai, or has another version or size.
     """
 
-    def __init__(self, model: NumpyModel, name: str = "numpy") -> None:
-
+    def __init__(self, model, name: str = ALL, classes: tuple[str, ...] = (ALL,)) -> None:
         meta = model.meta
         try:
             desc = {"name": meta["encoding"], "version": int(meta["encoding_version"]), "size": int(meta["encoding_size"])}
         except (KeyError, ValueError) as exc:
             raise CheckpointError(f"exported model lacks its encoding description ({exc})") from None
-        self.encoder = check_encoding(desc)
+        self.encoder: Encoder = check_encoding(desc)
         if self.encoder.size != model.n_inputs:
             raise CheckpointError(f"model takes {model.n_inputs} inputs but encoding has {self.encoder.size}")
-        self.model = model
+        self.model, self.name, self.classes = model, str(name), tuple(classes)
+
+
+def load_export(path: str | os.PathLike) -> tuple[list[ExportedNet], str]:
+    """Every net of the export set ``path`` belongs to, and the classifier's name.
+
+    Args:
+        path: any file of the set (``.npz``, or ``.onnx``: its ``.npz`` if beside it, else onnxruntime).
+
+    Raises:
+        CheckpointError: a file of the set missing or unusable (named), a malformed class rule.
+    """
+    p = os.fspath(path)
+    first = _load_file(p)
+    text = first.meta.get("class_rule")
+    if not text:  # exports of bgai before bundles: one net for every class
+        return [ExportedNet(first)], DEFAULT_CLASSIFIER
+    try:
+        rule = json.loads(text)
+        entries = [(str(e["name"]), tuple(e["classes"]), e.get("onnx"), e.get("npz")) for e in rule["nets"]]
+        classifier = str(rule["classifier"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CheckpointError(f"{p!r}: malformed class rule in its metadata ({exc})") from None
+    folder = os.path.dirname(os.path.abspath(p))
+    nets = []
+    for name, classes, onnx_name, npz_name in entries:
+        if name == first.meta.get("net_name"):
+            model = first
+        else:
+            sibling = os.path.join(folder, npz_name or "")
+            if not npz_name or not os.path.exists(sibling):
+                sibling = os.path.join(folder, onnx_name or npz_name or "")
+            if not os.path.exists(sibling):
+                raise CheckpointError(f"{p!r} belongs to an export set whose net {name!r} is missing "
+                                      f"({npz_name or onnx_name!r} not found beside it)")
+            model = _load_file(sibling)
+        nets.append(ExportedNet(model, name, classes))
+    return nets, classifier
+
+
+class NumpyAgent(ProbabilityAgent):
+    """A bot from an exported model, 0-ply (a :class:`~bgai.agents.base.ProbabilityAgent`): numpy weights, or
+    onnxruntime for an ``.onnx`` without them; one or more nets routed by position class.
+
+    Args:
+        model: a :class:`NumpyModel` / :class:`OnnxModel` (one net for every class), or the
+            :class:`ExportedNet` list of a set (:func:`load_export`).
+        name: for reports.
+        classifier: the position classifier of a set (:data:`bgai.model.routing.CLASSIFIERS`).
+
+    Raises:
+        CheckpointError: a model's encoding is unknown to this bgai, or has another version or size; a class rule
+            that leaves a class without a net.
+    """
+
+    def __init__(self, model, name: str = "numpy", classifier: str = DEFAULT_CLASSIFIER) -> None:
+        self.nets = list(model) if isinstance(model, (list, tuple)) else [ExportedNet(model)]
+        self.rule = ClassRule([n.classes for n in self.nets], classifier)
         self.name = name
+
+    @property
+    def model(self):
+        """The first net's model (the only one of a one-net export)."""
+        return self.nets[0].model
+
+    @property
+    def encoder(self) -> Encoder:
+        """The first net's encoder (the only one of a one-net export)."""
+        return self.nets[0].encoder
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "NumpyAgent":
-        """The agent of an exported model (``.onnx`` with its ``.npz`` beside it, or the ``.npz``)."""
-        return cls(load_model(path), name=os.path.basename(os.fspath(path)))
+        """The agent of an exported model: any file of its set (:func:`load_export`)."""
+        nets, classifier = load_export(path)
+        return cls(nets, name=os.path.basename(os.fspath(path)), classifier=classifier)
 
     def probabilities(self, boards: np.ndarray) -> np.ndarray:
         """``(N, 5)`` float64 probabilities for the side on roll (exact for finished games)."""
-        return finished_or_evaluate(as_batch(boards), lambda live: self.model(self.encoder(live)))
+        return finished_or_evaluate(as_batch(boards), self._evaluate_live)
+
+    def _evaluate_live(self, b: np.ndarray) -> np.ndarray:
+        """The nets' probabilities ``(N, 5)`` of unfinished positions, one call per net (class routing)."""
+        out = np.empty((b.shape[0], 5), dtype=np.float64)
+        for k, idx in self.rule.route(b, np.ones(b.shape[0], dtype=bool)):
+            net = self.nets[k]
+            out[idx] = net.model(net.encoder(b if idx.size == b.shape[0] else b[idx]))
+        return out
 
     def best_play(self, board: np.ndarray, dice: tuple[int, int]):
         """The chosen :class:`bgai.core.movegen.Play` for one position (``None`` when no play is legal)."""

@@ -13,9 +13,10 @@ options.
   checked by :func:`bgai.model.bundle.read_checkpoint` (a torch checkpoint is a zip archive) and every load
   failure becomes a short :class:`~bgai.errors.CheckpointError` naming the file -- never torch's advice to retry
   with ``weights_only=False`` (which would run arbitrary code from the file).
-* ``model.onnx`` / ``model.npz``: a model written by ``bgai export`` (:mod:`bgai.model.export`), played by the
-  numpy-only :class:`bgai.agents.numpy_bot.NumpyAgent` at 0-ply (the weights come from the ``.npz``; for ``.onnx`` the
-  ``.npz`` written beside it).
+* ``model.onnx`` / ``model.npz``: a model written by ``bgai export`` (:mod:`bgai.model.export`), played by
+  :class:`bgai.agents.numpy_bot.NumpyAgent` at 0-ply (the weights come from the ``.npz``; for ``.onnx`` the
+  ``.npz`` written beside it, or, without one, the ``.onnx`` itself through onnxruntime when it is installed; an
+  export of several nets is loaded whole from any of its files).
 * ``default``: the shipped model (:func:`default_model_spec`): ``$BGAI_MODEL`` if set, else the model named by
   the manifest ``checkpoints/models.json``; an error when there is none (never a silent substitute).
 """

@@ -1,8 +1,10 @@
-"""``bgai export CHECKPOINT --format onnx --out model.onnx``: export a trained model.
+"""``bgai export CHECKPOINT --out model.onnx``: export a trained model.
 
 Writes ``model.onnx`` (input ``features``, output ``probs``, dynamic batch, metadata), ``model.npz`` (weights for
-the numpy-only bot, :mod:`bgai.agents.numpy_bot`) and ``model.golden.json`` (reference features and outputs); see
-:mod:`bgai.model.export`.  ``--format npz`` writes only the numpy weights.
+the numpy-only bot, :mod:`bgai.agents.numpy_bot`) and ``model.golden.json`` (reference features and outputs); a
+model of several nets also ``model.NAME.onnx`` / ``model.NAME.npz`` per further net; see :mod:`bgai.model.export`.
+``--out model.npz`` (or ``--format npz``) writes only the numpy weights.  The format is taken from ``--out``'s
+ending; a ``--format`` that does not match it is an error.  All files are replaced, or none.
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="example:  bgai export checkpoints/model.pt --format onnx --out model.onnx",
     )
     p.add_argument("checkpoint", metavar="CHECKPOINT", help="a bgai checkpoint (.pt)")
-    p.add_argument("--format", choices=("onnx", "npz"), default="onnx", help="onnx (default; also writes .npz and "
-                   ".golden.json beside it) or npz (numpy weights only)")
-    p.add_argument("--out", required=True, metavar="PATH", help="output file, e.g. model.onnx (its directory must "
-                   "exist; files are replaced atomically)")
+    p.add_argument("--format", choices=("onnx", "npz"), default=None, help="onnx (also writes .npz and .golden.json "
+                   "beside it) or npz (numpy weights only); default: from the ending of --out, which must match")
+    p.add_argument("--out", required=True, metavar="PATH", help="output file, model.onnx or model.npz (its directory "
+                   "must exist; all files of the export are replaced together, or none)")
     p.set_defaults(func=run)
 
 

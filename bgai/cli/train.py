@@ -1,9 +1,13 @@
-"""``bgai train --config configs/X.yaml [--out runs/NAME] [--resume] [--set key=value ...]``: self-play training.
+"""``bgai train --config configs/X.yaml [--out runs/NAME] [--resume] [--set key=value ...]``: training runs.
 
-Shows a tqdm bar with games/s and the latest evaluation against pubeval; writes tensorboard logs and
-checkpoints into the run folder (:mod:`bgai.train.run`).  ``--resume`` continues ``OUT/last.pt`` exactly, with
-the checkpoint's config (``--set`` may change it, e.g. ``--set games=2000000`` to extend the run).  Ctrl-C stops
-at the end of the current move and writes a loadable checkpoint first (exit status 130).
+The config names the algorithm (``td``: TD(lambda) self-play; ``supervised``: labelled positions) and its
+settings (:mod:`bgai.train.config`).  Shows a tqdm bar with one rate (this session's games/s or samples/s,
+evaluations left out) and the latest evaluation against pubeval, and prints every evaluation as a line on
+stdout (also with ``--no-progress``); writes tensorboard and JSON-lines logs and checkpoints into the run folder
+(:mod:`bgai.train.loop`).  ``--resume`` continues ``OUT/last.pt`` exactly, with the checkpoint's config
+(``--set`` may change it, e.g. ``--set games=2000000`` to extend the run); the closing line counts this
+session's games.  Ctrl-C stops at the end of the current step and writes a loadable checkpoint first (exit
+status 130).
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ def register(subparsers) -> None:
     """Add the ``train`` subcommand."""
     p = subparsers.add_parser(
         "train",
-        help="train a value network by TD(lambda) self-play",
-        description="Train a value network by TD(lambda) self-play (see configs/*.yaml for the settings).",
+        help="train a model: TD(lambda) self-play or supervised on labelled positions",
+        description="Train a model by TD(lambda) self-play or on labelled positions (see configs/*.yaml).",
     )
     p.add_argument("--config", help="YAML config file (configs/quick.yaml, configs/tdgammon.yaml); not with --resume")
     p.add_argument("--out", help="run folder (default runs/<config name>-seed<seed>-<date>)")
@@ -30,7 +34,7 @@ def register(subparsers) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a config key (repeatable), e.g. --set lr=0.05 --set hidden=[128]",
+        help="override a config key (repeatable), e.g. --set lr=1e-3 --set hidden=[128] --set td.workers=2",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar (for logs)")
     p.set_defaults(func=run)
@@ -55,9 +59,12 @@ def run(args) -> int:
         config = load_config(args.config, args.overrides)
         overrides = None
         name = os.path.splitext(os.path.basename(args.config))[0]
-        out = args.out or os.path.join("runs", f"{name}-seed{config.seed}-{time.strftime('%Y%m%d-%H%M%S')}")
+        out = args.out or os.path.join("runs", f"{name}-seed{config.run.seed}-{time.strftime('%Y%m%d-%H%M%S')}")
     print(f"bgai train: run folder {out}", file=sys.stderr)
-    workers = (overrides or {}).get("workers") if args.resume else config.workers
+    if args.resume:
+        workers = (overrides or {}).get("workers", (overrides or {}).get("td.workers"))
+    else:
+        workers = config.td.workers if config.algorithm == "td" else None
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     if isinstance(workers, int) and workers > cpus:
         print(f"bgai train: warning: workers={workers} but this machine gives bgai {cpus} CPU(s); the workers will "
@@ -67,7 +74,8 @@ def run(args) -> int:
 
     old_term = signal.signal(signal.SIGTERM, stop)
     try:
-        res = train(config, out, resume=args.resume, overrides=overrides, progress=not args.no_progress)
+        res = train(config, out, resume=args.resume, overrides=overrides, progress=not args.no_progress,
+                    lines=lambda text: print(text, flush=True))
     except SelfPlayWorkerError as exc:
         last = os.path.join(out, "last.pt")
         kept = (f"the last checkpoint {last} is intact: continue with: bgai train --out {out} --resume"
@@ -76,15 +84,12 @@ def run(args) -> int:
         return 1
     finally:
         signal.signal(signal.SIGTERM, old_term)
-    for e in res.evals[-1:]:
-        print(
-            f"after {e['games_trained']} games: {e['ppg']:+.3f} +- {e['ci95']:.3f} ppg against pubeval "
-            f"({e['games']} duplicate-dice games)"
-        )
+    unit = res.unit
     if res.interrupted:
-        print(f"bgai train: interrupted after {res.games} games; checkpoint saved to {res.last_path} "
+        print(f"bgai train: interrupted after {res.games} {unit}s; checkpoint saved to {res.last_path} "
               f"(continue with: bgai train --out {out} --resume)", file=sys.stderr)
         return 130
-    print(f"bgai train: {res.games} games in {res.seconds:.0f} s; checkpoints {res.last_path}"
-          + (f", best {res.best_path}" if res.best_path else ""), file=sys.stderr)
+    total = f" ({res.games} in total, {res.resumed_from} before this session)" if res.resumed_from else ""
+    print(f"bgai train: {res.session} {unit}s this session in {res.seconds:.0f} s{total}; checkpoints "
+          f"{res.last_path}" + (f", best {res.best_path}" if res.best_path else ""), file=sys.stderr)
     return 0

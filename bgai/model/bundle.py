@@ -1,43 +1,255 @@
-"""Checkpoint files: self-describing, written atomically, loaded safely.
+"""Model bundles: one or more value nets routed by position class, and their files (safe save/load).
 
-A checkpoint is a ``torch.save`` file holding only tensors and plain Python values, loaded with
-``torch.load(weights_only=True)`` (no arbitrary code runs on load).  Its top-level mapping (format version 1):
+A :class:`ModelBundle` is what bgai plays with and what training writes: a list of :class:`BundleNet` (a
+:class:`~bgai.model.nets.ValueNet`, its input encoder, the position classes it evaluates and its training record)
+and a class rule (:class:`bgai.model.routing.ClassRule`: a named classifier and which net takes each class).  A
+bundle of TD self-play has one net for ``'all'`` classes; a bundle may hold one net each for contact, crashed,
+race and bear-off positions.  :meth:`ModelBundle.probabilities` evaluates a batch with one network call per net
+that has positions in it; finished games are valued exactly (:func:`bgai.core.equity.finished_probabilities`).
+
+Files
+-----
+A bundle file (``.pt``; also called a checkpoint) is a ``torch.save`` file holding only tensors and plain Python
+values, loaded with ``torch.load(weights_only=True)`` (no code runs on load).  Top-level mapping, format version 2:
 
 ==================  ==========================================================================================
 ``format``          the string ``'bgai-checkpoint'`` (a foreign file lacks it)
-``format_version``  :data:`FORMAT_VERSION`
-``net``             ``{'spec': NetSpec.to_dict(), 'state_dict': {name: tensor}}`` - the architecture travels
-                    with the weights; loaders never take it from flags
-``encoding``        ``{'name', 'version', 'size'}`` of the input encoder (:mod:`bgai.model.features`)
-``config``          the :class:`~bgai.train.config.TrainConfig` as a dict
-``games_trained``   training games played
-``evals``           list of evaluation records (dicts: ``games_trained``, ``opponent``, ``games``, ``ppg``,
-                    ``ci95`` ...)
-``trainer``         (training checkpoints only) :meth:`SelfPlayTrainer.state_dict`: optimiser, random
-                    generator, the games in progress, counters - what ``--resume`` needs
+``format_version``  :data:`FORMAT_VERSION` (2)
+``classifier``      name of the position classifier (:data:`bgai.model.routing.CLASSIFIERS`)
+``nets``            list of ``{'name', 'classes', 'spec': NetSpec.to_dict(), 'encoding': {'name', 'version',
+                    'size'}, 'state_dict': {name: tensor}, 'record': {...}}`` - the architecture travels with the
+                    weights (loaders never take it from flags); ``record`` is the net's training record
+                    (``algorithm``, ``games_trained`` or ``samples_trained``, its config sections)
+``config``          the run's config as a dict (:class:`bgai.train.config.TrainConfig`)
+``games_trained``   training games played (self-play runs; 0 otherwise)
+``evals``           list of evaluation records (dicts: ``games_trained``, ``opponent``, ``games``, ``ppg`` ...)
+``trainer``         (training checkpoints only) the trainer's state (optimiser, generators, games in
+                    progress, counters): what ``--resume`` needs
 ``bgai_version``    the writing bgai's version
 ==================  ==========================================================================================
 
-Writing goes to a temporary file in the same folder, then ``os.replace`` (never a half-written file).
+Format version 1 (one net: ``net: {'spec', 'state_dict'}`` and ``encoding`` at the top; the shipped
+``checkpoints/bgai-td128.pt``) is read and converted in memory to a one-net bundle for ``'all'``.
+
+Loading checks, before building anything: the format and version, each net's size against the limits of
+:mod:`bgai.model.nets` (no huge allocation for a file declaring ``hidden=[10**9]``), that every weight is a
+finite number (no NaN or infinity), the encodings and the class rule; then that the weights fit the stored
+architecture.  Writing serialises the whole file in memory first, then writes it atomically
+(:func:`bgai.util.fileio.atomic_write_bytes`: a temporary file in the same folder, ``os.replace``), so a full
+disk gives a :class:`~bgai.errors.CheckpointError` naming the file and never a half-written one; a bundle with
+non-finite weights is refused.
 """
 
 from __future__ import annotations
 
+import copy
+import io
 import os
 import zipfile
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 
 from bgai import __version__
+from bgai.core.equity import finished_or_evaluate, finished_probabilities
 from bgai.errors import BgaiError, CheckpointError
 from bgai.model.features import Encoder, check_encoding
 from bgai.model.files import check_checkpoint_file, checkpoint_load_error
-from bgai.model.nets import NetSpec, ValueNet
-from bgai.util.fileio import atomic_write
+from bgai.model.nets import FastForward, NetSpec, ValueNet
+from bgai.model.routing import ALL, DEFAULT_CLASSIFIER, ClassRule, expand_classes
+from bgai.util.fileio import atomic_write_bytes
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "BundleNet",
+    "ModelBundle",
+    "bundle_file",
+    "build_checkpoint",
+    "save_checkpoint",
+    "read_checkpoint",
+    "bundle_from_checkpoint",
+    "load_bundle",
+    "load_model_bundle",
+    "load_net",
+]
 
 FORMAT = "bgai-checkpoint"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+
+
+@dataclass
+class BundleNet:
+    """One net of a bundle.
+
+    Attributes:
+        name: unique within the bundle (``'all'``, ``'contact'`` ...); names the net's files in exports.
+        classes: the position classes it evaluates (``('all',)`` or names of :data:`bgai.model.routing.NET_CLASSES`).
+        net: the network.
+        encoder: its input encoding.
+        record: its training record (plain values: ``algorithm``, ``games_trained`` / ``samples_trained``,
+            ``config`` ...).
+    """
+
+    name: str
+    classes: tuple[str, ...]
+    net: ValueNet
+    encoder: Encoder
+    record: dict = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        """``{'name', 'classes', 'spec', 'encoding', 'record'}`` (no weights)."""
+        return {
+            "name": self.name,
+            "classes": list(self.classes),
+            "spec": self.net.spec.to_dict(),
+            "encoding": self.encoder.describe(),
+            "record": copy.deepcopy(self.record),
+        }
+
+
+class ModelBundle:
+    """Value nets routed by position class (see the module docstring).
+
+    Args:
+        nets: the nets, each for its classes; together they cover every class but ``over`` exactly once.
+        classifier: the position classifier's name (:data:`bgai.model.routing.CLASSIFIERS`).
+
+    Raises:
+        CheckpointError: duplicate net names, a class covered twice or not at all, a net whose input size is
+            not its encoder's, or an unknown classifier.
+    """
+
+    def __init__(self, nets: list[BundleNet], classifier: str = DEFAULT_CLASSIFIER):
+        if not nets:
+            raise CheckpointError("a model bundle needs at least one net")
+        names = [n.name for n in nets]
+        if len(set(names)) != len(names):
+            raise CheckpointError(f"net names in a bundle must be unique, got {names}")
+        for n in nets:
+            if n.net.spec.n_inputs != n.encoder.size:
+                raise CheckpointError(
+                    f"net {n.name!r} takes {n.net.spec.n_inputs} inputs but its encoding has {n.encoder.size}"
+                )
+        self.nets = list(nets)
+        self.rule = ClassRule([n.classes for n in nets], classifier)
+        self._fast: list[FastForward] | None = None
+
+    @classmethod
+    def single(cls, net: ValueNet, encoder: Encoder, record: dict | None = None, name: str = ALL) -> "ModelBundle":
+        """A bundle of one net for every class."""
+        return cls([BundleNet(name, (ALL,), net, encoder, dict(record or {}))])
+
+    # -- access --
+    @property
+    def classifier(self) -> str:
+        """The classifier's name."""
+        return self.rule.classifier_name
+
+    @property
+    def only(self) -> BundleNet:
+        """The bundle's net when it has exactly one.
+
+        Raises:
+            CheckpointError: the bundle has several nets.
+        """
+        if len(self.nets) != 1:
+            raise CheckpointError(f"the model has {len(self.nets)} nets ({', '.join(self.names())}), not one")
+        return self.nets[0]
+
+    def names(self) -> list[str]:
+        """The nets' names, in order."""
+        return [n.name for n in self.nets]
+
+    def get(self, name: str) -> BundleNet:
+        """The net called ``name``.
+
+        Raises:
+            CheckpointError: no such net (the message lists the bundle's).
+        """
+        for n in self.nets:
+            if n.name == name:
+                return n
+        raise CheckpointError(f"the model has no net {name!r}; its nets: {', '.join(self.names())}")
+
+    # -- evaluation --
+    def classify(self, boards: np.ndarray) -> np.ndarray:
+        """``(N,)`` int8 position classes of ``(N, 2, 25)`` boards (the bundle's classifier)."""
+        return self.rule.classify(boards)
+
+    def net_index(self, boards: np.ndarray) -> np.ndarray:
+        """``(N,)`` int64: the index of the net that evaluates each board (-1 for finished games)."""
+        over, _ = finished_probabilities(boards)
+        out = np.full(boards.shape[0], -1, dtype=np.int64)
+        for k, idx in self.rule.route(boards, ~over):
+            out[idx] = k
+        return out
+
+    def probabilities(self, boards: np.ndarray) -> np.ndarray:
+        """Outcome probabilities for the side on roll, one network call per net with positions in the batch.
+
+        Args:
+            boards: ``(N, 2, 25)`` int8, side on roll in row 0.
+
+        Returns:
+            ``(N, 5)`` float64 in :data:`bgai.core.equity.OUTPUTS` order; finished games exact.
+        """
+        if self._fast is None:  # views of the current weights: also right while the nets are trained
+            self._fast = [FastForward(n.net) for n in self.nets]
+        return finished_or_evaluate(boards, self._evaluate_live)
+
+    def _evaluate_live(self, boards: np.ndarray) -> np.ndarray:
+        """The nets' outputs ``(N, 5)`` for unfinished positions, one call per net with positions in the batch."""
+        if len(self.nets) == 1:  # the hot path of self-play: no routing
+            return self._fast[0](self.nets[0].encoder(boards))
+        out = np.empty((boards.shape[0], 5), dtype=np.float64)
+        for k, idx in self.rule.route(boards, np.ones(boards.shape[0], dtype=bool)):
+            sub = boards if idx.size == boards.shape[0] else boards[idx]
+            out[idx] = self._fast[k](self.nets[k].encoder(sub))
+        return out
+
+    def __getstate__(self):  # picklable (evaluation worker processes): the fast views are rebuilt
+        state = self.__dict__.copy()
+        state["_fast"] = None
+        return state
+
+    # -- files --
+    def file_entries(self) -> dict[str, Any]:
+        """``{'classifier', 'nets': [...]}`` of the file layout (weights copied)."""
+        nets = []
+        for n in self.nets:
+            d = n.describe()
+            d["state_dict"] = {k: v.detach().clone() for k, v in n.net.state_dict().items()}
+            nets.append(d)
+        return {"classifier": self.classifier, "nets": nets}
+
+
+def bundle_file(
+    bundle: ModelBundle,
+    *,
+    config: dict | None = None,
+    games_trained: int = 0,
+    evals: list[dict] | None = None,
+    trainer: dict | None = None,
+    extra: dict | None = None,
+) -> dict[str, Any]:
+    """The file mapping of ``bundle`` (see the module docstring); ``trainer`` only for training checkpoints,
+    ``extra`` for more top-level entries of plain values."""
+    ckpt: dict[str, Any] = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        **bundle.file_entries(),
+        "config": copy.deepcopy(dict(config or {})),
+        "games_trained": int(games_trained),
+        "evals": [dict(e) for e in (evals or [])],
+        "bgai_version": __version__,
+    }
+    ckpt.update(extra or {})
+    if trainer is not None:
+        ckpt["trainer"] = trainer
+    return ckpt
 
 
 def build_checkpoint(
@@ -48,51 +260,79 @@ def build_checkpoint(
     evals: list[dict],
     trainer: dict | None = None,
 ) -> dict[str, Any]:
-    """The checkpoint mapping (see the module docstring)."""
+    """The file mapping of a one-net bundle (``'all'`` classes): :func:`bundle_file` of
+    :meth:`ModelBundle.single`."""
+    record = {"games_trained": int(games_trained)}
+    return bundle_file(
+        ModelBundle.single(net, encoder, record), config=config, games_trained=games_trained, evals=evals,
+        trainer=trainer,
+    )
 
-    ckpt = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "net": {"spec": net.spec.to_dict(), "state_dict": {k: v.detach().clone() for k, v in net.state_dict().items()}},
-        "encoding": encoder.describe(),
-        "config": dict(config),
-        "games_trained": int(games_trained),
-        "evals": [dict(e) for e in evals],
-        "bgai_version": __version__,
-    }
-    if trainer is not None:
-        ckpt["trainer"] = trainer
-    return ckpt
+
+def _check_finite(ckpt: dict[str, Any], path: str) -> None:
+    """Every net weight is a finite float tensor.
+
+    Raises:
+        CheckpointError: naming the net and the tensor.
+    """
+    for entry in ckpt["nets"]:
+        state = entry.get("state_dict") if isinstance(entry, dict) else None
+        if not isinstance(state, dict):
+            raise CheckpointError(f"{path!r}: malformed net entry (no state_dict)")
+        for key, t in state.items():
+            if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+                raise CheckpointError(f"{path!r}: net {entry.get('name')!r} weight {key!r} is not a float tensor")
+            if not bool(torch.isfinite(t).all()):
+                raise CheckpointError(
+                    f"{path!r}: net {entry.get('name')!r} has non-finite weights (NaN or infinity) in {key!r}"
+                )
 
 
 def save_checkpoint(ckpt: dict[str, Any], path: str | os.PathLike) -> None:
-    """Write ``ckpt`` to ``path`` atomically (:func:`bgai.util.fileio.atomic_write`: temporary file in the same folder,
-    fsync, ``os.replace``; the usual file permissions).  The folder is created if needed.
+    """Write a bundle file mapping to ``path`` atomically: serialised in memory, then
+    :func:`bgai.util.fileio.atomic_write_bytes` (temporary file in the same folder, fsync, ``os.replace``; the
+    usual file permissions).  The folder is created if needed.
 
     Raises:
-        CheckpointError: the folder cannot be written (the message names the path).
+        CheckpointError: non-finite weights (nothing is written), or the file cannot be written (a missing or
+            read-only folder, a full disk; the message names the path; an existing file is left as it was).
     """
     path = os.fspath(path)
+    if "nets" in ckpt:
+        _check_finite(ckpt, path)
+    buf = io.BytesIO()
+    torch.save(ckpt, buf)
     try:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        atomic_write(path, lambda fh: torch.save(ckpt, fh))
+        atomic_write_bytes(path, buf.getbuffer())
     except OSError as exc:
         raise CheckpointError(f"cannot write checkpoint {path!r}: {exc.strerror or exc}") from None
     except BgaiError as exc:
         raise CheckpointError(str(exc)) from None
 
 
-def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
-    """Load and check a checkpoint file (safe loading: ``weights_only=True``).
+def _upgrade_v1(ckpt: dict[str, Any], path: str) -> dict[str, Any]:
+    """A format-1 mapping (one net at the top) in the format-2 layout, in memory."""
+    for key in ("net", "encoding"):
+        if key not in ckpt:
+            raise CheckpointError(f"{path!r} lacks the {key!r} entry")
+    net = ckpt["net"]
+    if not isinstance(net, dict):
+        raise CheckpointError(f"{path!r}: malformed 'net' entry")
+    out = {k: v for k, v in ckpt.items() if k not in ("net", "encoding")}
+    out["format_version"] = FORMAT_VERSION
+    out["upgraded_from"] = 1
+    out["classifier"] = DEFAULT_CLASSIFIER
+    record = {"algorithm": "td", "games_trained": ckpt.get("games_trained", 0)}
+    out["nets"] = [{
+        "name": ALL, "classes": [ALL], "spec": net.get("spec"), "encoding": ckpt["encoding"],
+        "state_dict": net.get("state_dict"), "record": record,
+    }]
+    return out
 
-    Returns:
-        The checkpoint mapping.
 
-    Raises:
-        CheckpointError: missing file, a directory, an unreadable file, not a torch file, truncated/corrupt, a
-            foreign torch file, or a newer format version.
-    """
-    path = os.fspath(path)
+def _open_torch_file(path: str) -> Any:
+    """``torch.load(weights_only=True)`` of a file checked to be an intact zip archive."""
     if not os.path.exists(path):
         raise CheckpointError(f"checkpoint {path!r} does not exist")
     if not os.path.isfile(path):
@@ -111,34 +351,51 @@ def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     if bad is not None:
         raise CheckpointError(f"checkpoint {path!r} is corrupt (checksum mismatch in {bad!r})")
     try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+        return torch.load(path, map_location="cpu", weights_only=True)
     except Exception:  # never quote torch's text: it advises weights_only=False, which runs code
         raise CheckpointError(
             f"checkpoint {path!r} is corrupt or not a bgai checkpoint (torch could not read it)"
         ) from None
+
+
+def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
+    """Load and check a bundle file (safe loading: ``weights_only=True``); format 1 is converted to format 2.
+
+    Returns:
+        The file mapping in the format-2 layout (module docstring).
+
+    Raises:
+        CheckpointError: missing file, a directory, an unreadable file, not a torch file, truncated/corrupt, a
+            foreign torch file, a newer format version, missing entries, or non-finite weights.
+    """
+    path = os.fspath(path)
+    ckpt = _open_torch_file(path)
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
         raise CheckpointError(f"{path!r} is a torch file but not a bgai checkpoint (no 'format': {FORMAT!r})")
     version = ckpt.get("format_version")
     if not isinstance(version, int) or version > FORMAT_VERSION or version < 1:
         raise CheckpointError(f"{path!r} has checkpoint format version {version!r}; this bgai reads 1..{FORMAT_VERSION}")
-    for key in ("net", "encoding", "config", "games_trained"):
+    if version == 1:
+        ckpt = _upgrade_v1(ckpt, path)
+    for key in ("nets", "config", "games_trained"):
         if key not in ckpt:
             raise CheckpointError(f"{path!r} lacks the {key!r} entry")
+    if not isinstance(ckpt["nets"], list) or not ckpt["nets"]:
+        raise CheckpointError(f"{path!r}: 'nets' must be a non-empty list")
+    _check_finite(ckpt, path)
     return ckpt
 
 
-def net_from_checkpoint(ckpt: dict[str, Any], path: str = "checkpoint") -> tuple[ValueNet, Encoder]:
-    """Build the network (architecture from the checkpoint) and its encoder, weights loaded.
-
-    Raises:
-        CheckpointError: unknown encoding, architecture/weights mismatch.
-    """
-    encoder = check_encoding(ckpt["encoding"])
+def _build_net(entry: dict[str, Any], path: str) -> BundleNet:
+    """One :class:`BundleNet` from its file entry: sizes, encoding and classes checked before building."""
     try:
-        spec = NetSpec.from_dict(ckpt["net"]["spec"])
-        state = ckpt["net"]["state_dict"]
+        name, classes, spec_d, enc_d = entry["name"], entry["classes"], entry["spec"], entry["encoding"]
+        state = entry["state_dict"]
     except (KeyError, TypeError) as exc:
-        raise CheckpointError(f"{path!r}: malformed 'net' entry ({exc})") from None
+        raise CheckpointError(f"{path!r}: malformed net entry (missing {exc})") from None
+    spec = NetSpec.from_dict(spec_d)  # size limits checked here, before any allocation
+    encoder = check_encoding(enc_d)
+    expand_classes(classes)
     if spec.n_inputs != encoder.size:
         raise CheckpointError(f"{path!r}: network takes {spec.n_inputs} inputs but encoding has {encoder.size}")
     net = ValueNet(spec)
@@ -148,26 +405,51 @@ def net_from_checkpoint(ckpt: dict[str, Any], path: str = "checkpoint") -> tuple
         msg = str(exc).splitlines()[0]
         raise CheckpointError(f"{path!r}: weights do not fit the stored architecture ({msg})") from None
     net.eval()
-    return net, encoder
+    record = entry.get("record") if isinstance(entry.get("record"), dict) else {}
+    return BundleNet(str(name), tuple(str(c) for c in classes), net, encoder, dict(record))
+
+
+def bundle_from_checkpoint(ckpt: dict[str, Any], path: str = "checkpoint") -> ModelBundle:
+    """Build the bundle of a :func:`read_checkpoint` mapping (architectures from the file, weights loaded).
+
+    Raises:
+        CheckpointError: a net above the size limits, an unknown encoding or class, an architecture/weights
+            mismatch, an incomplete class rule or an unknown classifier.
+    """
+    nets = [_build_net(e, path) for e in ckpt["nets"]]
+    try:
+        return ModelBundle(nets, ckpt.get("classifier", DEFAULT_CLASSIFIER))
+    except CheckpointError as exc:
+        raise CheckpointError(f"{path!r}: {exc}") from None
+
+
+def load_bundle(path: str | os.PathLike) -> tuple[ModelBundle, dict[str, Any]]:
+    """:func:`read_checkpoint` + :func:`bundle_from_checkpoint`: ``(bundle, file mapping)``."""
+    ckpt = read_checkpoint(path)
+    return bundle_from_checkpoint(ckpt, os.fspath(path)), ckpt
 
 
 def load_net(path: str | os.PathLike) -> tuple[ValueNet, Encoder, dict[str, Any]]:
-    """``read_checkpoint`` + ``net_from_checkpoint``: ``(net, encoder, checkpoint mapping)``."""
-    ckpt = read_checkpoint(path)
-    net, enc = net_from_checkpoint(ckpt, os.fspath(path))
-    return net, enc, ckpt
-
-
-def load_checkpoint_net(path: str):
-    """:func:`load_net` behind :func:`check_checkpoint_file` and
-    :func:`checkpoint_load_error`: ``(net, encoder, checkpoint mapping)``.
+    """The one net of a bundle file: ``(net, encoder, file mapping)``.
 
     Raises:
-        CheckpointError, AgentSpecError: as :func:`check_checkpoint_file`; any load failure (short message).
+        CheckpointError: as :func:`load_bundle`, or a bundle of several nets.
+    """
+    bundle, ckpt = load_bundle(path)
+    only = bundle.only
+    return only.net, only.encoder, ckpt
+
+
+def load_model_bundle(path: str) -> tuple[ModelBundle, dict[str, Any]]:
+    """:func:`load_bundle` behind :func:`~bgai.model.files.check_checkpoint_file` and
+    :func:`~bgai.model.files.checkpoint_load_error`: ``(bundle, file mapping)``, every failure one short line.
+
+    Raises:
+        CheckpointError, AgentSpecError: as :func:`~bgai.model.files.check_checkpoint_file`; any load failure.
     """
     check_checkpoint_file(path)
     try:
-        return load_net(path)
+        return load_bundle(path)
     except BgaiError as exc:
         raise checkpoint_load_error(path, exc) from None
     except Exception as exc:  # torch's unpickler raises many kinds (IndexError, UnpicklingError, ...)

@@ -24,6 +24,14 @@ from bgai.errors import CheckpointError, ConfigError
 
 ACTIVATIONS = ("sigmoid", "relu")
 
+#: Largest network bgai builds, checked before any weight is allocated (a file or config asking for more is
+#: refused, never an attempt at a huge allocation): input units, units per hidden layer, hidden layers, and
+#: parameters in all (100 M float32 parameters are 400 MB; gnubg's largest net has about 50 k).
+MAX_INPUTS = 10_000
+MAX_UNITS = 10_000
+MAX_LAYERS = 16
+MAX_PARAMETERS = 100_000_000
+
 
 @dataclass(frozen=True)
 class NetSpec:
@@ -40,14 +48,25 @@ class NetSpec:
     activation: str = "sigmoid"
 
     def __post_init__(self) -> None:
-        if int(self.n_inputs) < 1:
-            raise ConfigError(f"n_inputs must be >= 1, got {self.n_inputs}")
+        if not 1 <= int(self.n_inputs) <= MAX_INPUTS:
+            raise ConfigError(f"n_inputs must be in 1..{MAX_INPUTS}, got {self.n_inputs}")
         hidden = tuple(int(h) for h in self.hidden)
         if not hidden or min(hidden) < 1:
             raise ConfigError(f"hidden layer sizes must be >= 1 and at least one layer, got {self.hidden!r}")
+        if len(hidden) > MAX_LAYERS or max(hidden) > MAX_UNITS:
+            raise ConfigError(
+                f"network too large: hidden={list(hidden)} (at most {MAX_LAYERS} layers of at most {MAX_UNITS} units)"
+            )
         object.__setattr__(self, "hidden", hidden)
+        if self.parameters() > MAX_PARAMETERS:
+            raise ConfigError(f"network too large: {self.parameters():,} parameters (at most {MAX_PARAMETERS:,})")
         if self.activation not in ACTIVATIONS:
             raise ConfigError(f"unknown activation {self.activation!r}; known: {', '.join(ACTIVATIONS)}")
+
+    def parameters(self) -> int:
+        """Number of weights and biases (input -> hidden layers -> 5 outputs)."""
+        widths = (int(self.n_inputs), *self.hidden, 5)
+        return sum((a + 1) * b for a, b in zip(widths[:-1], widths[1:]))
 
     def to_dict(self) -> dict:
         """Plain dict (lists and str) for checkpoints."""
@@ -60,12 +79,15 @@ class NetSpec:
         """Inverse of :meth:`to_dict`.
 
         Raises:
-            CheckpointError: missing or malformed fields.
+            CheckpointError: missing or malformed fields, or a network above the size limits
+                (:data:`MAX_UNITS` ...), before anything is allocated.
         """
         try:
             return cls(int(d["n_inputs"]), tuple(int(h) for h in d["hidden"]), str(d["activation"]))
+        except ConfigError as exc:
+            raise CheckpointError(f"network description in checkpoint refused: {exc}") from None
         except (KeyError, TypeError, ValueError) as exc:
-            raise CheckpointError(f"malformed network description in checkpoint: {d!r} ({exc})") from None
+            raise CheckpointError(f"malformed network description in checkpoint: {str(d)[:200]} ({exc})") from None
 
 
 class ValueNet(nn.Module):

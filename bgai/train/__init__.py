@@ -1,2 +1,4 @@
-"""Self-play TD(lambda) training: configuration (:mod:`.config`), the trainer (:mod:`.td`), checkpoint files
-(:mod:`.checkpoint`) and the run loop with logging and evaluation (:mod:`.run`)."""
+"""Training: typed configs (:mod:`.config`), the trainer protocol (:mod:`.trainer`), the run loop with its folder,
+logs, checkpoints and evaluations (:mod:`.loop`), and the algorithms it drives: TD(lambda) self-play
+(:mod:`.td`, :mod:`.selfplay`, :mod:`.targets`) and supervised learning on labelled positions
+(:mod:`.supervised`); :mod:`.run` picks the algorithm of a config."""

@@ -1,9 +1,9 @@
 """Self-play shards: a slice of the parallel games, played and learned from in one process.
 
 The trainer (:class:`bgai.train.td.SelfPlayTrainer`) splits its ``parallel_games`` games into
-``config.workers`` contiguous shards.  Each :class:`GameShard` owns its games' positions, trajectories and
+``config.td.workers`` contiguous shards.  Each :class:`GameShard` owns its games' positions, trajectories and
 finished games waiting for the next update, and its own random generator (dice, opening rolls, exploration),
-seeded from ``(config.seed, 7, shard index)``.  Per training step a shard
+seeded from ``(config.run.seed, 7, shard index)``.  Per training step a shard
 
 1. when the trainer has decided to update, returns the gradient of ``sum_t 0.5 * ||V(s_t) - G_t||^2`` over
    the positions of the games that finished in earlier steps (:meth:`GameShard.gradient`; ``G_t`` the
@@ -35,12 +35,11 @@ import numpy as np
 import torch
 from torch.nn.utils import parameters_to_vector
 
-from bgai.agents.base import best_per_input as group_argmax
+from bgai.agents.neural import NeuralAgent
 from bgai.core.board import flip, result_kind, starting_board
-from bgai.core.equity import cubeless_equity, finished_probabilities, swap_perspective
 from bgai.core.movegen import afterstates
 from bgai.model.features import get_encoder
-from bgai.model.nets import FastForward, NetSpec, ValueNet
+from bgai.model.nets import NetSpec, ValueNet
 from bgai.train.config import TrainConfig
 from bgai.train.targets import lambda_returns, terminal_targets
 from bgai.util.threads import limit_threads
@@ -124,17 +123,18 @@ class GameShard:
     Args:
         config: the run's :class:`~bgai.train.config.TrainConfig` (encoding, exploration, seed).
         net: the network that chooses the plays and whose gradient :meth:`gradient` returns (not copied).
-        index: the shard's index (its random stream is ``SeedSequence(config.seed, spawn_key=(7, index))``).
+        index: the shard's index (its random stream is ``SeedSequence(config.run.seed, spawn_key=(7, index))``).
         n_games: number of parallel games.
     """
 
     def __init__(self, config, net: ValueNet, index: int, n_games: int):
         self.config = config
         self.index = int(index)
-        self.encoder = get_encoder(config.encoding)
+        self.encoder = get_encoder(config.model.encoding)
         self.net = net
-        self.fast = FastForward(net)
-        self.rng = np.random.default_rng(np.random.SeedSequence(int(config.seed), spawn_key=(7, self.index)))
+        self.agent = NeuralAgent(net, self.encoder, ply=0, name="self-play")  # sees the net's current weights
+        self.exploration = float(config.td.exploration)
+        self.rng = np.random.default_rng(np.random.SeedSequence(int(config.run.seed), spawn_key=(7, self.index)))
         n = int(n_games)
         self.boards = np.broadcast_to(starting_board(), (n, 2, 25)).copy()
         self.first = np.ones(n, dtype=np.bool_)  # next roll is the game's opening roll (no doubles)
@@ -155,7 +155,8 @@ class GameShard:
         return dice
 
     def choose(self, boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """0-ply greedy plays, with probability ``config.exploration`` a uniformly random legal play instead.
+        """0-ply greedy plays (:meth:`bgai.agents.neural.NeuralAgent.pick_0ply`), with probability
+        ``config.td.exploration`` a uniformly random legal play instead.
 
         Args:
             boards: ``(N, 2, 25)`` int8, side on roll in row 0.
@@ -165,22 +166,17 @@ class GameShard:
             ``(next positions (N, 2, 25) int8 with the opponent on roll, mover_won (N,) bool)``.
         """
         n = boards.shape[0]
-        u = self.rng.random((n, 2)) if self.config.exploration > 0 else None
+        u = self.rng.random((n, 2)) if self.exploration > 0 else None
         after, src = afterstates(boards, dice, validate=False)
-        nxt = flip(after)
-        probs = self.fast(self.encoder(nxt)).astype(np.float64)  # for the opponent, on roll in nxt
-        over, exact = finished_probabilities(nxt)  # the mover bore off all: the exact result, not the net's
-        probs[over] = exact
-        equity = cubeless_equity(swap_perspective(probs))  # for the mover
-        best = group_argmax(equity, src, n)
+        best = self.agent.pick_0ply(after, src, n)
         if u is not None:
-            explore = np.flatnonzero(u[:, 0] < self.config.exploration)
+            explore = np.flatnonzero(u[:, 0] < self.exploration)
             if explore.size:
                 starts = np.searchsorted(src, np.arange(n), side="left")
                 counts = np.diff(np.append(starts, src.size))
                 best[explore] = starts[explore] + (u[explore, 1] * counts[explore]).astype(np.int64)
         won = after[best, 0].sum(axis=1, dtype=np.int16) == 0
-        return nxt[best], won
+        return flip(after[best]), won
 
     def play_step(self) -> list[FinishedGame]:
         """One move in every game; finished games are kept for the next :meth:`gradient`, returned, and their

@@ -35,7 +35,7 @@ older weights, as in any asynchronous self-play).
 
 Parallel games and worker processes
 -----------------------------------
-The parallel games are split into ``config.workers`` shards (:mod:`bgai.train.selfplay`), shard 0 in the
+The parallel games are split into ``config.td.workers`` shards (:mod:`bgai.train.selfplay`), shard 0 in the
 trainer's process and the others in worker processes, so that move generation, encoding, the network and the
 gradients use every core.  Each shard draws its dice, opening rolls and exploration from its own generator,
 seeded from the run's seed and the shard's index, in a fixed order per step; the shards' gradients are added in
@@ -46,12 +46,14 @@ exactly (:meth:`SelfPlayTrainer.state_dict`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from bgai.core.equity import swap_perspective
 from bgai.errors import CheckpointError
+from bgai.model.bundle import ModelBundle
 from bgai.model.features import Encoder, get_encoder
 from bgai.model.nets import NetSpec, ValueNet
 from bgai.train.config import TrainConfig
@@ -141,6 +143,32 @@ class UpdateStats:
     lam: float
 
 
+class TDStep(NamedTuple):
+    """What :meth:`SelfPlayTrainer.step` did: the games finished in the step and the step's update (or None).
+
+    Also a :class:`bgai.train.trainer.StepResult`: ``units`` (games finished) and ``sums`` (``plies``,
+    ``gammons``, ``backgammons``, ``sq_error``, ``positions``)."""
+
+    finished: list[GameSummary]
+    stats: UpdateStats | None
+
+    @property
+    def units(self) -> int:
+        return len(self.finished)
+
+    @property
+    def sums(self) -> dict[str, float]:
+        out = {
+            "plies": float(sum(g.plies for g in self.finished)),
+            "gammons": float(sum(g.points >= 2 for g in self.finished)),
+            "backgammons": float(sum(g.points >= 3 for g in self.finished)),
+        }
+        if self.stats is not None:
+            out["sq_error"] = self.stats.loss * self.stats.positions
+            out["positions"] = float(self.stats.positions)
+        return out
+
+
 #: Version of :meth:`SelfPlayTrainer.state_dict`'s layout (2: one state per shard).
 STATE_FORMAT = 2
 
@@ -164,23 +192,24 @@ def check_resumable(state: dict, config: TrainConfig) -> None:
             value = int(state[key])
         except (KeyError, TypeError, ValueError):
             raise CheckpointError(f"checkpoint's training state lacks a valid {key!r}") from None
-        if value != getattr(config, key):
+        if value != getattr(config.td, key):
             raise CheckpointError(
-                f"checkpoint was trained with {key}={value}, config has {getattr(config, key)}; resume with the "
+                f"checkpoint was trained with {key}={value}, config has {getattr(config.td, key)}; resume with the "
                 "checkpoint's value"
             )
 
 
 class SelfPlayTrainer:
-    """Self-play TD(lambda) training: network, optimiser, the parallel games in shards, counters.
+    """Self-play TD(lambda) training: network, optimiser, the parallel games in shards, counters; a
+    :class:`bgai.train.trainer.Trainer` (unit ``'game'``).
 
     Args:
-        config: the run's :class:`TrainConfig`.
-        net: a network to continue from (else a fresh one initialised from ``config.seed``).
+        config: the run's :class:`TrainConfig` (sections ``model``, ``run``, ``td``).
+        net: a network to continue from (else a fresh one initialised from ``config.run.seed``).
         processes: run shards 1.. in worker processes (default); ``False`` runs every shard in this process, one
             after the other, with the same results (tests and debugging).
 
-    The ``parallel_games`` games are split into ``config.workers`` shards (:mod:`bgai.train.selfplay`), each with
+    The ``parallel_games`` games are split into ``config.td.workers`` shards (:mod:`bgai.train.selfplay`), each with
     its own random stream, so a run is determined by the seed and the number of workers. The main entry point is
     :meth:`step` (an update from the games that finished in earlier steps, when enough of their positions wait, and
     one move in every parallel game); :meth:`state_dict` / :meth:`load_state_dict` capture everything needed to
@@ -193,21 +222,27 @@ class SelfPlayTrainer:
         SelfPlayWorkerError: a worker process failed (from any method that talks to the workers).
     """
 
+    algorithm = "td"
+    unit = "game"
+
     def __init__(self, config: TrainConfig, net: ValueNet | None = None, *, processes: bool = True):
         self.config = config
+        td = config.td
         # this process plays a shard too: single-threaded kernels, like the workers (a second BLAS or torch
         # thread only competes with them for the cores)
         limit_threads(1)
-        self.encoder: Encoder = get_encoder(config.encoding)
+        self.encoder: Encoder = get_encoder(config.model.encoding)
         if net is None:
-            gen = torch.Generator().manual_seed(int(config.seed))
-            net = ValueNet(NetSpec(self.encoder.size, tuple(config.hidden), config.activation), generator=gen)
+            gen = torch.Generator().manual_seed(int(config.run.seed))
+            spec = NetSpec(self.encoder.size, tuple(config.model.hidden), config.model.activation)
+            net = ValueNet(spec, generator=gen)
         self.net = net
-        if config.optimizer == "adam":
-            self.opt = torch.optim.Adam(net.parameters(), lr=config.lr)
+        self._bundle = ModelBundle.single(net, self.encoder)
+        if td.optimizer == "adam":
+            self.opt = torch.optim.Adam(net.parameters(), lr=td.lr)
         else:
-            self.opt = torch.optim.SGD(net.parameters(), lr=config.lr)
-        bounds = shard_bounds(config.parallel_games, config.workers)
+            self.opt = torch.optim.SGD(net.parameters(), lr=td.lr)
+        bounds = shard_bounds(td.parallel_games, td.workers)
         self.shards: list = []
         for k, (a, b) in enumerate(bounds):
             if k == 0 or not processes:
@@ -248,13 +283,84 @@ class SelfPlayTrainer:
         except Exception:  # noqa: BLE001
             pass
 
+    @classmethod
+    def create(cls, config: TrainConfig, bundle: ModelBundle | None = None, state: dict | None = None):
+        """The trainer of a run: fresh, or (``bundle``, ``state``) from a checkpoint, its training state checked
+        (:func:`check_resumable`) before any worker process starts and then loaded.
+
+        Raises:
+            CheckpointError: a bundle of several nets or another encoding; a state that cannot continue.
+        """
+        net = None
+        if bundle is not None:
+            only = bundle.only
+            if only.encoder.name != config.model.encoding:
+                raise CheckpointError(f"checkpoint's net has encoding {only.encoder.name!r}, the config "
+                                      f"{config.model.encoding!r}")
+            net = only.net
+            net.train()
+        if state is not None:
+            check_resumable(state, config)
+        trainer = cls(config, net=net)
+        if state is not None:
+            try:
+                trainer.load_state_dict(state)
+            except BaseException:
+                trainer.close()
+                raise
+        return trainer
+
+    # -- the Trainer protocol --
+    @property
+    def done(self) -> int:
+        """Games finished."""
+        return self.games
+
+    @property
+    def total(self) -> int:
+        """``config.run.games``."""
+        return self.config.run.games
+
+    def finished(self) -> bool:
+        """Whether ``config.run.games`` games are played."""
+        return self.games >= self.config.run.games
+
+    def counters(self) -> dict[str, int]:
+        """``{'games_trained'}``."""
+        return {"games_trained": int(self.games)}
+
+    def scalars(self, sums: dict[str, float]) -> dict[str, float]:
+        """Self-play game length, gammon and backgammon rates, mean squared TD error, learning rate and lambda."""
+        out: dict[str, float] = {}
+        games = sums.get("games", 0.0)
+        if games:
+            out["charts/game_length_plies"] = sums.get("plies", 0.0) / games
+            out["charts/selfplay_gammon_rate"] = sums.get("gammons", 0.0) / games
+            out["charts/selfplay_backgammon_rate"] = sums.get("backgammons", 0.0) / games
+        out["charts/lr"] = self.lr()
+        out["charts/lambda"] = self.lam()
+        if sums.get("positions"):
+            out["losses/td_error"] = sums["sq_error"] / sums["positions"]
+        return out
+
+    def bundle(self) -> ModelBundle:
+        """The trained one-net bundle (live weights), its record: algorithm, games, updates, config sections."""
+        self._bundle.nets[0].record = {
+            "algorithm": "td",
+            "games_trained": int(self.games),
+            "updates": int(self.updates),
+            "positions_trained": int(self.positions_trained),
+            "config": {k: v for k, v in self.config.to_dict().items() if k in ("model", "td")},
+        }
+        return self._bundle
+
     # -- schedules --
     def lr(self) -> float:
-        c = self.config
+        c = self.config.td
         return linear_schedule(c.lr, c.lr_end, c.lr_decay_games, self.games)
 
     def lam(self) -> float:
-        c = self.config
+        c = self.config.td
         return linear_schedule(c.lam, c.lam_end, c.lam_decay_games, self.games)
 
     # -- one step --
@@ -286,7 +392,7 @@ class SelfPlayTrainer:
         self.positions_trained += positions
         return UpdateStats(positions, games, sum(p.sq_error for p in parts) / positions, lr, lam)
 
-    def step(self) -> tuple[list[GameSummary], UpdateStats | None]:
+    def step(self) -> TDStep:
         """One training step: an update from the games that finished in earlier steps, when at least
         ``min_update_states`` of their positions wait, and one move in every game, with the same weights.
 
@@ -295,7 +401,8 @@ class SelfPlayTrainer:
         that finishes in step ``t`` is learned from in step ``t + 1``.
 
         Returns:
-            ``(summaries of the games finished in this step, statistics of this step's update or None)``.
+            :class:`TDStep`: ``(summaries of the games finished in this step, statistics of this step's update or
+            None)``.
         """
         due = self._update_due
         lr, lam = self.lr(), self.lam()
@@ -319,10 +426,10 @@ class SelfPlayTrainer:
         self.steps += 1
         self.games += len(finished)
         self._update_due = self._due(waiting)
-        return finished, stats
+        return TDStep(finished, stats)
 
     def _due(self, waiting: int) -> bool:
-        return waiting > 0 and waiting >= self.config.min_update_states
+        return waiting > 0 and waiting >= self.config.td.min_update_states
 
     # -- checkpoint state --
     def state_dict(self) -> dict:
@@ -338,8 +445,8 @@ class SelfPlayTrainer:
             "steps": int(self.steps),
             "updates": int(self.updates),
             "positions_trained": int(self.positions_trained),
-            "parallel_games": int(self.config.parallel_games),
-            "workers": int(self.config.workers),
+            "parallel_games": int(self.config.td.parallel_games),
+            "workers": int(self.config.td.workers),
         }
 
     def load_state_dict(self, state: dict) -> None:

@@ -25,12 +25,14 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import secrets
 from typing import Any, BinaryIO, Callable
 
 from bgai.errors import BgaiError
 
-__all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_json", "check_destination"]
+__all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_json", "check_destination", "ensure_directory",
+           "TEMP_NAME", "stale_temps", "write_file_set"]
 
 #: Attempts at finding an unused temporary name (each is 48 random bits; a clash is practically impossible).
 _TEMP_ATTEMPTS = 100
@@ -185,3 +187,99 @@ def atomic_write_json(path: str | os.PathLike, data: Any, *, indent: int | None 
     """
     text = json.dumps(data, indent=indent) + "\n"
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+#: Names of the temporary files :func:`atomic_write` creates beside a destination ``NAME``:
+#: ``.NAME.<12 hex digits>.tmp``.
+TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.[0-9a-f]{12}\.tmp$")
+
+
+def stale_temps(directory: str | os.PathLike, names: Callable[[str], bool]) -> list[str]:
+    """Temporary files :func:`atomic_write` left in ``directory`` (a process killed while writing), for the
+    destinations ``names`` accepts; only names of :data:`TEMP_NAME`'s pattern, regular files, are listed.
+
+    Args:
+        directory: the folder to look in (a missing one has none).
+        names: ``names(destination file name) -> bool``, e.g. ``lambda n: n in ('last.pt', 'best.pt')``.
+
+    Returns:
+        Their paths, sorted.
+    """
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return []
+    out = []
+    for entry in entries:
+        m = TEMP_NAME.match(entry)
+        path = os.path.join(directory, entry)
+        if m and names(m.group("name")) and os.path.isfile(path) and not os.path.islink(path):
+            out.append(path)
+    return sorted(out)
+
+
+def write_file_set(files: dict[str, bytes]) -> None:
+    """Replace several files as one set: all of them, or none.
+
+    Every file is first written to a temporary file beside it (:func:`atomic_write`'s naming, fsync); only
+    when all are written are they renamed over their destinations.  Existing destinations are kept as hard links
+    until every rename has succeeded, so a failed rename puts the old files back.  On any failure the
+    temporaries are removed and the old set is left as it was.
+
+    Args:
+        files: ``{destination path: content}``.
+
+    Raises:
+        BgaiError: a destination that cannot be written (missing or read-only folder, a directory in the way,
+            a full disk); the message names the file.
+    """
+    temps: dict[str, str] = {}
+    backups: dict[str, str] = {}
+    done: list[str] = []
+    try:
+        for path, data in files.items():
+            directory = check_destination(path)
+            fd, tmp = _create_temp(path, directory)
+            temps[path] = tmp
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            except OSError as exc:
+                raise _fail(path, exc) from None
+        for path in files:
+            if os.path.isfile(path) and not os.path.islink(path):
+                fd, keep = _create_temp(path, os.path.dirname(os.path.abspath(path)))
+                os.close(fd)
+                os.unlink(keep)
+                os.link(path, keep)
+                backups[path] = keep
+        for path, tmp in temps.items():
+            try:
+                os.replace(tmp, path)
+            except OSError as exc:
+                raise _fail(path, exc) from None
+            done.append(path)
+    except BaseException:
+        for path in reversed(done):  # put the old files back
+            try:
+                if path in backups:
+                    os.replace(backups.pop(path), path)
+                else:
+                    os.unlink(path)
+            except OSError:
+                pass
+        for tmp in list(temps.values()) + list(backups.values()):
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        raise
+    for keep in backups.values():
+        try:
+            os.unlink(keep)
+        except OSError:
+            pass
+    for directory in {os.path.dirname(os.path.abspath(p)) for p in files}:
+        _fsync_directory(directory)

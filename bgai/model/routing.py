@@ -1,0 +1,128 @@
+"""Which net of a model bundle evaluates which position: the class rule.
+
+A model bundle (:mod:`bgai.model.bundle`, exported sets :mod:`bgai.model.export`) may hold several nets, one per
+group of *position classes*, as GNU Backgammon evaluates contact, crashed, race and bear-off positions with
+different nets or databases (gnubg ``eval.c``, ``ClassifyPosition``).  The classes are those of
+:mod:`bgai.model.classes` (numbered in gnubg's order):
+
+=====  ===========  ====================================================================================
+ 0     ``over``     the game is over (one side has no checker left); always valued exactly, never by a net
+ 1     ``bearoff``  no contact and every checker of both sides in its home board (or borne off)
+ 2     ``race``     no contact (no checker of either side behind a checker of the other), not a bear-off
+ 3     ``crashed``  contact, and a side has crashed (gnubg's rule)
+ 4     ``contact``  every other position
+=====  ===========  ====================================================================================
+
+A *classifier* maps boards ``(N, 2, 25)`` int8 to class numbers ``(N,)``; bundles name theirs (recorded in the
+file, so a model is always routed as it was trained): :data:`CLASSIFIERS` has ``'gnubg'``
+(:func:`bgai.model.classes.classify`, GNU Backgammon's exact classes), the default.  A :class:`ClassRule` says
+which net (by index) takes each class; the name ``'all'`` stands for every class but ``over``.
+
+This module is numpy-only (the numpy bot routes exported nets with it).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from bgai.errors import CheckpointError
+from bgai.model.classes import CLASS_NAMES, CLASS_OVER, CLASS_RACE, classify
+
+__all__ = [
+    "ALL",
+    "NET_CLASSES",
+    "CLASSIFIERS",
+    "DEFAULT_CLASSIFIER",
+    "get_classifier",
+    "expand_classes",
+    "ClassRule",
+]
+
+#: The name that stands for every class a net can take (all but ``over``).
+ALL = "all"
+#: Classes a net may evaluate (``over`` is always exact), in class-number order.
+NET_CLASSES = CLASS_NAMES[CLASS_OVER + 1 :]
+
+#: Classifiers by name (recorded in bundle files and exports).
+CLASSIFIERS: dict[str, Callable[[np.ndarray], np.ndarray]] = {"gnubg": classify}
+#: The classifier of new bundles.
+DEFAULT_CLASSIFIER = "gnubg"
+
+
+def get_classifier(name: str) -> Callable[[np.ndarray], np.ndarray]:
+    """The classifier called ``name``.
+
+    Raises:
+        CheckpointError: no such classifier in this bgai (a model routed by a classifier it does not know).
+    """
+    try:
+        return CLASSIFIERS[name]
+    except (KeyError, TypeError):
+        raise CheckpointError(
+            f"model uses the position classifier {name!r}, unknown to this bgai (known: {', '.join(CLASSIFIERS)})"
+        ) from None
+
+
+def expand_classes(names) -> tuple[str, ...]:
+    """A net's class list with ``'all'`` expanded, in class order: ``['all']`` -> ``('bearoff', 'race',
+    'crashed', 'contact')``.
+
+    Raises:
+        CheckpointError: not a list of names, an unknown name, ``'over'`` (never a net's), or an empty list.
+    """
+    if isinstance(names, str) or not isinstance(names, (list, tuple)) or not names:
+        raise CheckpointError(f"a net's classes must be a non-empty list of names, got {names!r}")
+    out: set[str] = set()
+    for n in names:
+        if n == ALL:
+            out.update(NET_CLASSES)
+        elif n in NET_CLASSES:
+            out.add(n)
+        else:
+            raise CheckpointError(f"unknown position class {n!r} for a net; known: {ALL}, {', '.join(NET_CLASSES)}")
+    return tuple(c for c in NET_CLASSES if c in out)
+
+
+class ClassRule:
+    """The class rule of a bundle: which net (index) evaluates each position class.
+
+    Args:
+        net_classes: per net, its class names (``['all']``, ``['race', 'bearoff']`` ...).
+        classifier: the classifier's name (:data:`CLASSIFIERS`).
+
+    Raises:
+        CheckpointError: a class covered by two nets, a class no net covers, or an unknown classifier or class.
+    """
+
+    def __init__(self, net_classes: list, classifier: str = DEFAULT_CLASSIFIER):
+        self.classifier_name = str(classifier)
+        self.classify = get_classifier(self.classifier_name)
+        self.net_of = np.full(len(CLASS_NAMES), -1, dtype=np.int64)  # class number -> net index (-1: over)
+        for k, names in enumerate(net_classes):
+            for c in expand_classes(list(names)):
+                i = CLASS_NAMES.index(c)
+                if self.net_of[i] >= 0:
+                    raise CheckpointError(f"position class {c!r} is given to two nets ({self.net_of[i]} and {k})")
+                self.net_of[i] = k
+        missing = [c for c in NET_CLASSES if self.net_of[CLASS_NAMES.index(c)] < 0]
+        if missing:
+            raise CheckpointError(f"no net for the position class(es) {', '.join(missing)}")
+        # a board the classifier calls over but that is still to be valued (the side on roll has no checker
+        # left, which play never produces) goes to the race net rather than nowhere
+        self.net_of[CLASS_OVER] = self.net_of[CLASS_RACE]
+        self.n_nets = len(net_classes)
+
+    def route(self, boards: np.ndarray, live: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        """``[(net index, indices of the live boards it evaluates)]``, one entry per net with work.
+
+        Args:
+            boards: ``(N, 2, 25)`` int8.
+            live: ``(N,)`` bool, the boards to evaluate (the others are finished games).
+        """
+        idx = np.flatnonzero(live)
+        if self.n_nets == 1:  # one net for every class: no classification needed
+            return [(0, idx)] if idx.size else []
+        nets = self.net_of[self.classify(boards[idx]).astype(np.int64)]
+        return [(k, idx[nets == k]) for k in range(self.n_nets) if (nets == k).any()]

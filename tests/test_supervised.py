@@ -1,0 +1,154 @@
+"""Supervised training on a small synthetic dataset labelled by a teacher net: the loss falls and the fitted net
+approaches the teacher; exact resume; warm start; training one net of a two-net bundle; dataset errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from test_bundle import net_for, random_positions, two_net_bundle
+
+from bgai.core.position_id import encode_position_ids
+from bgai.model.bundle import ModelBundle, bundle_file, load_bundle, read_checkpoint, save_checkpoint
+from bgai.train.config import TrainConfig
+from bgai.train.run import train
+from bgai.train.supervised import DatasetError, SupervisedTrainer, load_dataset, save_dataset
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """1,200 positions labelled by a random 'teacher' net (weights scaled so its outputs vary)."""
+    d = tmp_path_factory.mktemp("sup")
+    teacher_net, enc = net_for("tesauro198", (6,), 21, scale=2.0)
+    teacher = ModelBundle.single(teacher_net, enc)
+    boards = random_positions(1200, 8)
+    targets = teacher.probabilities(boards).astype(np.float32)
+    path = d / "teacher.npz"
+    save_dataset(path, boards, targets)
+    return {"dir": d, "path": str(path), "boards": boards, "targets": targets, "teacher": teacher}
+
+
+def config(data_path: str, **sup) -> TrainConfig:
+    s = {"data": data_path, "epochs": 25, "batch_size": 64, "lr": 3e-3, "lr_end": 3e-4, "patience": 0}
+    s.update(sup)
+    return TrainConfig.from_dict({
+        "algorithm": "supervised",
+        "model": {"encoding": "tesauro198", "hidden": [12]},
+        "run": {"seed": 4, "eval_every": 0, "checkpoint_every": 0, "log_every": 2000},
+        "supervised": s,
+    })
+
+
+def quiet(**kw):
+    return dict(progress=False, tensorboard=False, evaluate=False, **kw)
+
+
+def test_loss_falls_and_the_fitted_net_approaches_the_teacher(data, tmp_path):
+    cfg = config(data["path"])
+    fresh = SupervisedTrainer(cfg)
+    val_boards_loss0 = fresh.validation_loss()
+    boards = data["boards"]
+    gap0 = np.abs(fresh.bundle().probabilities(boards) - data["targets"]).mean()
+    res = train(cfg, str(tmp_path / "run"), **quiet())
+    assert res.unit == "sample" and res.games == 25 * fresh.n_train and not res.interrupted
+    ckpt = read_checkpoint(res.last_path)
+    record = ckpt["nets"][0]["record"]
+    losses = record["validation_losses"]
+    # binary cross-entropy is at least the targets' own entropy; what training removes is the excess over it
+    y = np.clip(fresh.y_val.numpy().astype(np.float64), 1e-7, 1 - 1e-7)
+    floor = float(-(y * np.log(y) + (1 - y) * np.log(1 - y)).sum(axis=1).mean())
+    assert len(losses) == 25 and losses[-1] < losses[0] < val_boards_loss0
+    assert losses[-1] - floor < 0.05 * (val_boards_loss0 - floor), (losses, floor)
+    assert record["algorithm"] == "supervised" and ckpt["samples_trained"] == res.games and ckpt["epochs"] == 25
+    fitted, _ = load_bundle(res.last_path)
+    gap = np.abs(fitted.probabilities(boards) - data["targets"]).mean()
+    assert gap < 0.02 and gap < 0.2 * gap0, (gap, gap0)
+    log = (tmp_path / "run" / "log.jsonl").read_text().splitlines()
+    assert log and '"losses/train"' in log[0] and '"samples_trained"' in log[0]
+
+
+def test_resume_is_exact(data, tmp_path):
+    cfg = config(data["path"], epochs=4, lr_schedule="constant", batch_size=100)
+    full = train(cfg, str(tmp_path / "full"), **quiet())
+    half = train(config(data["path"], epochs=2, lr_schedule="constant", batch_size=100), str(tmp_path / "half"),
+                 **quiet())
+    rest = train(None, str(tmp_path / "half"), resume=True, overrides={"epochs": 4}, **quiet())
+    assert rest.games == full.games and rest.session == full.games - half.games
+    a, b = read_checkpoint(full.last_path), read_checkpoint(rest.last_path)
+    for k, v in a["nets"][0]["state_dict"].items():
+        assert torch.equal(v, b["nets"][0]["state_dict"][k]), k
+    assert a["trainer"]["rng"] == b["trainer"]["rng"]
+    assert a["nets"][0]["record"]["validation_losses"] == b["nets"][0]["record"]["validation_losses"]
+
+
+def test_early_stopping_keeps_the_best_epoch_and_warm_start(data, tmp_path):
+    res = train(config(data["path"], epochs=40, patience=2, min_delta=1.0), str(tmp_path / "a"), **quiet())
+    rec = read_checkpoint(res.last_path)["nets"][0]["record"]
+    assert rec["epochs"] == 3  # no epoch improves by 1.0 after the first: stopped after 2 more
+    # warm start from the first run's file: the first epoch starts from its weights
+    base = train(config(data["path"], epochs=10), str(tmp_path / "b"), **quiet())
+    warm = config(data["path"], epochs=1, warm_start=base.last_path, lr=1e-5, lr_end=1e-5)
+    trainer = SupervisedTrainer(warm)
+    before = read_checkpoint(base.last_path)["nets"][0]["record"]["best_validation_loss"]
+    assert trainer.validation_loss() == pytest.approx(before, rel=1e-5)
+    with pytest.raises(Exception, match="make them agree"):
+        SupervisedTrainer(config(data["path"], warm_start=base.last_path).with_overrides({"hidden": [7]}))
+
+
+def test_training_one_net_of_a_two_net_bundle(data, tmp_path):
+    bundle = two_net_bundle()  # contact: extended (12,), race: tesauro198 (6,)
+    save_checkpoint(bundle_file(bundle), tmp_path / "two.pt")
+    cfg = TrainConfig.from_dict({
+        "algorithm": "supervised", "model": {"encoding": "tesauro198", "hidden": [6]},
+        "run": {"seed": 1, "eval_every": 0, "checkpoint_every": 0},
+        "supervised": {"data": data["path"], "net": "race", "warm_start": str(tmp_path / "two.pt"), "epochs": 3,
+                       "batch_size": 32, "patience": 0},
+    })
+    trainer = SupervisedTrainer(cfg)
+    race = np.isin(bundle.classify(data["boards"]), [1, 2]).sum()
+    assert trainer.n_train + trainer.n_val == race > 20
+    res = train(cfg, str(tmp_path / "run"), **quiet())
+    out, _ = load_bundle(res.last_path)
+    assert out.names() == ["contact", "race"]
+    before, _ = load_bundle(tmp_path / "two.pt")
+    for k, v in out.get("contact").net.state_dict().items():  # the other net is kept as it was
+        assert torch.equal(v, before.get("contact").net.state_dict()[k])
+    assert any(not torch.equal(v, before.get("race").net.state_dict()[k])
+               for k, v in out.get("race").net.state_dict().items())
+
+
+def test_datasets_from_position_ids_and_their_errors(data, tmp_path):
+    ids = encode_position_ids(data["boards"][:50])
+    lines = ["# Position ID and the five probabilities"]
+    lines += [f"{p} " + " ".join(f"{v:.7f}" for v in t) for p, t in zip(ids, data["targets"][:50])]
+    text = tmp_path / "d.txt"
+    text.write_text("\n".join(lines) + "\n")
+    ds = load_dataset(text)
+    np.testing.assert_array_equal(ds.boards, data["boards"][:50])
+    np.testing.assert_allclose(ds.targets, data["targets"][:50], atol=1e-6)
+    np.savez(tmp_path / "ids.npz", position_ids=np.array(ids), targets=data["targets"][:50])
+    np.testing.assert_array_equal(load_dataset(tmp_path / "ids.npz").boards, data["boards"][:50])
+    bad = data["targets"][:50].copy()
+    bad[7, 1] = 1.5
+    np.savez(tmp_path / "bad.npz", boards=data["boards"][:50], targets=bad)
+    with pytest.raises(DatasetError, match=r"row 7: targets \[.*1\.5.*\] are not probabilities in \[0, 1\]"):
+        load_dataset(tmp_path / "bad.npz")
+    text.write_text(f"{ids[0]} 0.5 0.1 0.0 0.1\n")
+    with pytest.raises(DatasetError, match="line 1: expected a Position ID and 5 probabilities, got 5 fields"):
+        load_dataset(text)
+    # a label folder of 'bgai label' (bgai.train.labels): its probs are the targets
+    from bgai.train.labels import LabelSettings, load_labels, make_labels
+
+    net, enc = net_for("tesauro198", (6,), 3)
+    save_checkpoint(bundle_file(ModelBundle.single(net, enc)), tmp_path / "m.pt")
+    make_labels(str(tmp_path / "labels"), LabelSettings(str(tmp_path / "m.pt"), "ply1", games_per_shard=1,
+                                                        keep=0.3), 1)
+    labels = load_labels(str(tmp_path / "labels"))
+    ds = load_dataset(tmp_path / "labels")
+    assert len(ds) == len(labels) > 0
+    np.testing.assert_array_equal(ds.boards, labels.boards)
+    np.testing.assert_allclose(ds.targets, labels.probs, atol=1e-7)
+    with pytest.raises(DatasetError, match="does not exist"):
+        load_dataset(tmp_path / "none.npz")
+    with pytest.raises(DatasetError, match="no dataset"):
+        SupervisedTrainer(config(""))
