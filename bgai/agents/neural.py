@@ -51,6 +51,10 @@ def _rolls() -> tuple[np.ndarray, np.ndarray]:
 #: thousands of positions).
 SEARCH_CHUNK = 32
 
+#: Rows per network call in the search (see :meth:`NeuralAgent._forward`): about 2 MB of encoded inputs, which
+#: stay in the CPU's cache between the encoder and the first matrix product.
+EVAL_CHUNK = 2048
+
 #: The 21 distinct rolls ``(21, 2)`` and their probabilities ``(21,)`` (sum 1).
 ROLLS, ROLL_WEIGHTS = _rolls()
 
@@ -69,6 +73,14 @@ class NeuralAgent(ProbabilityAgent):
     Raises:
         AgentSpecError: ``ply`` not 0, 1 or 2.
     """
+
+    #: At ``ply == 2``, the candidates left by the 0-ply filter are evaluated at 1-ply (almost free: it is the
+    #: first level of their 2-ply search) and only the best ``filter_keep`` within ``filter_margin`` cubeless
+    #: equity (ppg) of the 1-ply best go on to 2-ply (gnubg's move filters work the same way between plies).
+    #: Class attributes (set them on an instance to change one agent); see ``scripts/bench_search.py --quality``
+    #: for how often this keeps the play a 2-ply search of every 0-ply candidate would choose.
+    filter_keep: int = 3
+    filter_margin: float = 0.10
 
     def __init__(
         self,
@@ -121,36 +133,65 @@ class NeuralAgent(ProbabilityAgent):
         if boards.shape[0] == 0:
             return out
         over, exact = finished_probabilities(boards)
-        live = ~over
-        if live.any():
-            b = boards[live] if not live.all() else boards
-            with torch.inference_mode():
-                out[live] = self._fast(self.encoder(b))
-        out[over] = exact
+        if over.any():
+            live = np.flatnonzero(~over)
+            if live.size:
+                out[live] = self._forward(boards[live])
+            out[over] = exact
+        else:
+            self._forward(boards, out)
         return out
+
+    def _forward(self, boards: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The network's probabilities ``(N, 5)`` float64 of ``(N, 2, 25)`` live boards, in chunks.
+
+        Chunks of :data:`EVAL_CHUNK` to ``2 * EVAL_CHUNK - 1`` rows (one chunk when ``N`` is smaller) keep the
+        encoded inputs and hidden units in the CPU caches and spare the page faults of one huge input matrix.
+        The chunking does not change a bit of the result: every chunk has at least 256 rows, and the matrix
+        products give each row the same result for any such batch (numpy/OpenBLAS; checked in
+        ``tests/test_neural_agent.py``).
+        """
+        n = boards.shape[0]
+        if out is None:
+            out = np.empty((n, 5), dtype=np.float64)
+        k = max(1, n // EVAL_CHUNK)
+        bounds = (np.arange(k + 1) * n) // k
+        with torch.inference_mode():
+            for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+                out[lo:hi] = self._fast(self.encoder(boards[lo:hi]))
+        return out
+
+    def _replies(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The 0-ply reply to every roll of live positions (side on roll in row 0), one batched level.
+
+        Returns:
+            ``(probs, chosen)``: for each position and each roll of :data:`ROLLS` (position-major, ``N * 21``
+            rows), the play the side on roll makes at 0-ply: ``chosen`` ``(N * 21, 2, 25)`` the resulting
+            position with the opponent on roll, ``probs`` ``(N * 21, 5)`` float64 its 0-ply probabilities (for the
+            opponent).
+        """
+        n = boards.shape[0]
+        rep = np.repeat(boards, 21, axis=0)
+        dice = np.tile(ROLLS, (n, 1))
+        after, src = afterstates(rep, dice, validate=False)
+        nxt = flip(after)
+        p0 = self._net(nxt)  # opponent on roll: 0-ply, used to pick the reply
+        best = group_argmax(-cubeless_equity(p0), src, rep.shape[0])
+        return p0[best], nxt[best]
 
     def _expect(self, boards: np.ndarray, depth: int) -> np.ndarray:
         """``E_depth`` probabilities ``(N, 5)`` for the side on roll (see the module docstring)."""
         if depth == 0 or boards.shape[0] == 0:
             return self._net(boards)
-
-        n = boards.shape[0]
         over, exact = finished_probabilities(boards)
-        out = np.empty((n, 5), dtype=np.float64)
+        out = np.empty((boards.shape[0], 5), dtype=np.float64)
         out[over] = exact
         live = np.flatnonzero(~over)
         if live.size == 0:
             return out
-        rep = np.repeat(boards[live], 21, axis=0)
-        dice = np.tile(ROLLS, (live.size, 1))
-        after, src = afterstates(rep, dice, validate=False)
-        nxt = flip(after)
-        p0 = self._net(nxt)  # opponent on roll: 0-ply, used to pick the reply
-        best = group_argmax(-cubeless_equity(p0), src, rep.shape[0])
-        chosen = nxt[best]
-        v = p0[best] if depth == 1 else self._expect(chosen, depth - 1)
-        mover = swap_perspective(v).reshape(live.size, 21, 5)
-        out[live] = np.einsum("nrk,r->nk", mover, ROLL_WEIGHTS)
+        probs, chosen = self._replies(boards[live])
+        v = probs if depth == 1 else self._expect(chosen, depth - 1)
+        out[live] = _roll_average(v, live.size)
         return out
 
     def probabilities(self, boards: np.ndarray) -> np.ndarray:
@@ -158,7 +199,7 @@ class NeuralAgent(ProbabilityAgent):
         return self._expect(as_batch(boards), self.ply)
 
     def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Best play per position: 0-ply directly; at ``ply >= 1`` after pruning the candidates at 0-ply."""
+        """Best play per position: 0-ply directly; at ``ply >= 1`` after the move filters (module docstring)."""
 
         boards = as_batch(boards)
         n = boards.shape[0]
@@ -173,9 +214,32 @@ class NeuralAgent(ProbabilityAgent):
         if self.ply == 0:
             return after[_group_argmax(eq0, src, n)]
         keep = _prune(eq0, src, n, self.prune_keep, self.prune_margin)
+        cand = nxt[keep]
+        # 1-ply of the candidates; their replies are kept for 2-ply (the first level of E_2 is that of E_1)
+        over, exact = finished_probabilities(cand)
+        live = np.flatnonzero(~over)
+        probs, chosen = self._replies(cand[live])
+        e = np.empty((keep.size, 5), dtype=np.float64)
+        e[over] = exact
+        e[live] = _roll_average(probs, live.size)
+        if self.ply == 2:
+            sub = _prune(-cubeless_equity(e), src[keep], n, self.filter_keep, self.filter_margin)
+            deep = ~over[sub]  # finished candidates keep their exact value
+            slot = np.cumsum(~over) - 1  # row of each live candidate in ``chosen`` (in 21-row blocks)
+            rows = (slot[sub[deep]][:, None] * 21 + np.arange(21)).ravel()
+            e2 = e[sub]
+            e2[deep] = _roll_average(self._expect(chosen[rows], 1), int(deep.sum()))
+            keep, e = keep[sub], e2
         eq = np.full(after.shape[0], -np.inf)
-        eq[keep] = -cubeless_equity(self._expect(nxt[keep], self.ply))
+        eq[keep] = -cubeless_equity(e)
         return after[_group_argmax(eq, src, n)]
+
+
+def _roll_average(v: np.ndarray, n: int) -> np.ndarray:
+    """``(n, 5)`` mover's probabilities from the ``(n * 21, 5)`` opponent's ones after each roll of
+    :data:`ROLLS` (position-major): swapped to the mover's view and averaged with :data:`ROLL_WEIGHTS`."""
+    mover = swap_perspective(v).reshape(n, 21, 5)
+    return np.einsum("nrk,r->nk", mover, ROLL_WEIGHTS)
 
 
 def group_argmax(scores: np.ndarray, src: np.ndarray, n: int) -> np.ndarray:
