@@ -198,7 +198,7 @@ def legal_plays(board, dice) -> list[Play]:
     hi, lo = max(d1, d2), min(d1, d2)
     me0, opp0 = [int(x) for x in b[0]], [int(x) for x in b[1]]
     # afterstate key -> (steps, first die used, mover row, opponent row); first found wins
-    found: dict[bytes, tuple[tuple[Step, ...], int, list[int], list[int]]] = {}
+    found: dict[tuple, tuple[tuple[Step, ...], int, list[int], list[int]]] = {}
     best_len = 0
     orders = [(hi,) * 4] if hi == lo else [(hi, lo), (lo, hi)]
 
@@ -219,7 +219,7 @@ def legal_plays(board, dice) -> list[Play]:
             if n > best_len:
                 best_len = n
                 found.clear()
-            key = bytes(x & 0xFF for x in me + opp)
+            key = (*me, *opp)
             if key not in found:
                 found[key] = (steps, order[0], me, opp)
 
@@ -228,14 +228,18 @@ def legal_plays(board, dice) -> list[Play]:
     plays = list(found.values())
     if hi != lo and best_len == 1 and any(p[1] == hi for p in plays):
         plays = [p for p in plays if p[1] == hi]  # only one die playable: the higher one when it can be
-    out = []
-    for steps, _, me, opp in plays:
-        arr = np.array([me, opp], dtype=np.int8)
-        arr.setflags(write=False)
-        # GNU Backgammon lists a play's steps from the back (stable: higher die first on the same point); that
-        # order is always playable (a step never depends on one from a lower point)
-        out.append(Play(steps=tuple(sorted(steps, key=lambda st: -st[0])), afterstate=arr))
-    return out
+    boards = np.array([[me, opp] for _, _, me, opp in plays], dtype=np.int8)
+    boards.setflags(write=False)
+    # GNU Backgammon lists a play's steps from the back (stable: higher die first on the same point); that
+    # order is always playable (a step never depends on one from a lower point)
+    return [
+        Play(steps=tuple(sorted(steps, key=_step_source_desc)), afterstate=boards[i])
+        for i, (steps, _, _, _) in enumerate(plays)
+    ]
+
+
+def _step_source_desc(step: Step) -> int:
+    return -step[0]
 
 
 # ----------------------------------------------------------------------------------------------------------
