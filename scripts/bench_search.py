@@ -21,9 +21,9 @@ both and the median of the per-round ratios bgai/gnubg.
 
 ``--old FILE`` (a saved copy of an earlier ``bgai/agents/neural.py``) times that module's agent as a third
 column and counts how often the current ``move`` tasks choose the same play as it does.  ``--quality N``
-measures the play choices instead of the speed: on N pairs, the share of plays chosen at 1-ply and 2-ply equal
-to an exhaustive search (every play of the position searched, no 0-ply pre-filter) and the mean equity given
-up against it, judged by the exhaustive 2-ply evaluation.
+measures the play choices instead of the speed: on N pairs, how often the 1-ply move filter in front of 2-ply
+(``NeuralAgent.filter_keep`` / ``filter_margin``, and other settings) keeps the play a 2-ply search of every
+0-ply candidate chooses, and the 2-ply equity it gives up (see :func:`quality`).
 
 Usage: ``python scripts/bench_search.py [--model checkpoints/bgai-td128.pt] [--rounds 5] [--seed 1]
 [--tasks eval1 eval2 move1 move2] [--eval1 100] [--eval2 10] [--move1 100] [--move2 10] [--wall]
@@ -175,33 +175,59 @@ def bench(args, agents, pool: np.ndarray) -> None:
 
 
 def quality(args, agents, pool: np.ndarray) -> None:
-    """Plays chosen at 1-ply and 2-ply against an exhaustive search, judged by exhaustive 2-ply equity."""
+    """How the 1-ply move filter in front of 2-ply changes the chosen plays (``--quality N``).
+
+    For N (position, roll) pairs: the candidates of the 0-ply filter (the best ``prune_keep`` within
+    ``prune_margin``, as :meth:`NeuralAgent.choose` keeps them), their 1-ply and 2-ply equities (each candidate
+    searched in full); the reference play is the 2-ply best of all those candidates (what bgai chose before the
+    1-ply filter); each filter setting keeps the 1-ply best ``keep`` within ``margin`` and plays the 2-ply best of
+    those.  Prints, per setting, the share of pairs with the reference play, the mean and largest 2-ply equity
+    given up, and the share of candidates searched at 2-ply; also the 1-ply choice measured the same way.
+    """
     model = args.model
     boards, dice = decision_pairs(pool[: 2 * args.quality], args.seed)
     boards, dice = boards[: args.quality], dice[: args.quality]
-    rng = np.random.default_rng(args.seed)
-    big = dict(prune_keep=10**6, prune_margin=np.inf)
-    exhaustive = {n: NeuralAgent.load(model, ply=n, **big) for n in (1, 2)}
-    ref = exhaustive[2]
+    a = {n: NeuralAgent.load(model, ply=n) for n in (0, 1, 2)}
+    after, src = afterstates(boards, dice)
+    eq0 = a[0].evaluate_afterstates(after)
+    cands = []
+    for i in range(len(boards)):
+        rows = np.flatnonzero(src == i)
+        order = rows[np.argsort(-eq0[rows], kind="stable")]
+        kept = order[: a[2].prune_keep]
+        kept = np.sort(kept[eq0[kept] >= eq0[order[0]] - a[2].prune_margin])
+        cands.append(kept)
+    flat = np.concatenate(cands)
+    e1 = a[1].evaluate_afterstates(after[flat])
+    e2 = a[2].evaluate_afterstates(after[flat])
+    bounds = np.cumsum([0] + [len(c) for c in cands])
+    settings = [(2, 0.04), (2, 0.08), (3, 0.06), (3, 0.10), (4, 0.10), (4, 0.16), (8, 0.16)]
     print(f"-- quality on {len(boards)} (position, roll) pairs with at least two plays; "
-          "reference: 2-ply of every play (no pre-filter)")
-    best2 = exhaustive[2].choose(boards, dice, rng)
-    best1 = exhaustive[1].choose(boards, dice, rng)
-
-    def loss(chosen):
-        e = ref.evaluate_afterstates(np.concatenate([chosen, best2]))
-        return e[len(chosen):] - e[: len(chosen)]
-
-    rows = [("exhaustive 1-ply", best1, None)]
-    for name, a in agents.items():
-        for n in (1, 2):
-            rows.append((f"{name} {n}-ply", a[n].choose(boards, dice, rng), best1 if n == 1 else best2))
-    for label, chosen, same_as in rows:
-        lost = loss(chosen)
-        txt = f"{label:18s}: mean equity lost vs exhaustive 2-ply {lost.mean():.5f} (max {lost.max():.4f})"
-        if same_as is not None:
-            same = np.all(chosen == same_as, axis=(1, 2)).mean()
-            txt += f"; same play as exhaustive at its ply {100 * same:.1f}%"
+          f"{len(flat) / len(boards):.2f} 0-ply candidates a pair on average; reference: 2-ply best of them all")
+    current = (a[2].filter_keep, a[2].filter_margin)
+    for keep, margin in settings + [("1-ply", None)]:
+        same = searched = 0
+        lost = []
+        for i in range(len(boards)):
+            v1, v2 = e1[bounds[i] : bounds[i + 1]], e2[bounds[i] : bounds[i + 1]]
+            ref = int(np.argmax(v2))
+            if keep == "1-ply":
+                pick = int(np.argmax(v1))
+            else:
+                order = np.argsort(-v1, kind="stable")[:keep]
+                kept = np.sort(order[v1[order] >= v1[order[0]] - margin])
+                pick = int(kept[np.argmax(v2[kept])])
+                searched += len(kept)
+            same += pick == ref
+            lost.append(v2[ref] - v2[pick])
+        lost = np.array(lost)
+        label = "1-ply choice" if keep == "1-ply" else f"keep {keep} within {margin:.2f}"
+        if (keep, margin) == current:
+            label += " (default)"
+        txt = (f"{label:28s}: same play {100 * same / len(boards):5.1f}%, 2-ply equity lost mean {lost.mean():.5f} "
+               f"max {lost.max():.4f}")
+        if keep != "1-ply":
+            txt += f", candidates searched at 2-ply {100 * searched / len(flat):5.1f}%"
         print(txt)
 
 
