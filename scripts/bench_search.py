@@ -6,7 +6,10 @@ Four tasks, each timed for bgai's :class:`~bgai.agents.neural.NeuralAgent` and f
   bgai ``NeuralAgent(ply=n).probabilities(boards)`` (one batched call for the round's positions) against
   ``gnubg_nn.probabilities(board, n)`` called once per position;
 * ``move1`` / ``move2``: the best play of (position, roll) pairs at 1-ply / 2-ply;
-  bgai ``NeuralAgent(ply=n).choose(boards, dice)`` against ``gnubg_nn.best_move(board, d1, d2, n)``.
+  bgai ``NeuralAgent(ply=n).choose(boards, dice)`` against ``gnubg_nn.best_move(board, d1, d2, n)``;
+* ``play0``: the latency of one position: the best play of one (position, roll) at 0-ply per call, bgai
+  ``NeuralAgent(ply=0).choose(board[None], dice[None])`` against ``gnubg_nn.best_move(board, d1, d2, 0)``
+  (median call time; in-process, no server).
 
 Positions: seeded pubeval-vs-pubeval self-play (:class:`~bgai.agents.pubeval.PubevalAgent`, 256 games at once,
 the positions before each roll from the third play on), distinct, shuffled; the pairs of the ``move`` tasks get
@@ -26,7 +29,7 @@ measures the play choices instead of the speed: on N pairs, how often the 1-ply 
 0-ply candidate chooses, and the 2-ply equity it gives up (see :func:`quality`).
 
 Usage: ``python scripts/bench_search.py [--model checkpoints/bgai-td128.pt] [--rounds 5] [--seed 1]
-[--tasks eval1 eval2 move1 move2] [--eval1 100] [--eval2 10] [--move1 100] [--move2 10] [--wall]
+[--tasks eval1 eval2 move1 move2 play0] [--eval1 100] [--eval2 10] [--move1 100] [--move2 10] [--play0 100] [--wall]
 [--old FILE] [--quality N]``
 """
 
@@ -94,10 +97,10 @@ def load_module(path: str):
 
 
 def make_agents(model: str, old_path: str | None) -> dict[str, dict[int, object]]:
-    agents = {"bgai": {n: NeuralAgent.load(model, ply=n) for n in (1, 2)}}
+    agents = {"bgai": {n: NeuralAgent.load(model, ply=n) for n in (0, 1, 2)}}
     if old_path:
         old = load_module(old_path)
-        agents["old"] = {n: old.NeuralAgent.load(model, ply=n) for n in (1, 2)}
+        agents["old"] = {n: old.NeuralAgent.load(model, ply=n) for n in (0, 1, 2)}
     return agents
 
 
@@ -112,6 +115,19 @@ def run_task(task: str, boards: np.ndarray, dice: np.ndarray | None, agents: dic
     ply = int(task[-1])
     gbs = [gnubg_board(b) for b in boards]  # conversion not timed
     res: dict[str, tuple[float, object]] = {}
+    if task == "play0":  # one call per pair: the median of the calls' times
+        dl = dice.tolist()
+        calls = {"gnubg": lambda i: gnubg_nn.best_move(gbs[i], dl[i][0], dl[i][1], 0)}
+        for name, a in agents.items():
+            calls[name] = lambda i, a=a: a[0].choose(boards[i : i + 1], dice[i : i + 1], rng)
+        for name, call in calls.items():
+            ts, out = [], []
+            for i in range(len(boards)):
+                t, o = timed(clock, lambda: call(i))
+                ts.append(t)
+                out.append(o)
+            res[name] = (float(np.median(ts)), np.concatenate(out) if name != "gnubg" else None)
+        return res
     if task.startswith("eval"):
         res["gnubg"] = timed(clock, lambda: [gnubg_nn.probabilities(g, ply) for g in gbs])
         for name, a in agents.items():
@@ -160,6 +176,15 @@ def bench(args, agents, pool: np.ndarray) -> None:
           f"fresh positions every round; load average {os.getloadavg()[0]:.2f}")
     for task in args.tasks:
         tt = times[task]
+        if task == "play0":
+            ms = {k: 1e3 * float(np.median(v)) for k, v in tt.items()}
+            line = (f"play0 (one position and roll per call, 0-ply, {counts[task][0]} calls per round): "
+                    f"bgai NeuralAgent.choose {ms['bgai']:.3f} ms   gnubg_nn.best_move(board, d1, d2, 0) "
+                    f"{ms['gnubg']:.3f} ms   (median call; ratio bgai/gnubg {ms['gnubg'] / ms['bgai']:5.2f}x)")
+            if "old" in tt:
+                line += f"   old bgai {ms['old']:.3f} ms (new/old {ms['old'] / ms['bgai']:5.2f}x)"
+            print(line)
+            continue
         c = np.array(counts[task], dtype=np.float64)
         rate = {k: float(np.median(c / np.array(v))) for k, v in tt.items()}
         ratio = float(np.median(np.array(tt["gnubg"]) / np.array(tt["bgai"])))
@@ -236,12 +261,13 @@ def main() -> None:
     ap.add_argument("--model", default=DEFAULT_MODEL)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--tasks", nargs="+", default=["eval1", "eval2", "move1", "move2"],
-                    choices=["eval1", "eval2", "move1", "move2"])
+    ap.add_argument("--tasks", nargs="+", default=["eval1", "eval2", "move1", "move2", "play0"],
+                    choices=["eval1", "eval2", "move1", "move2", "play0"])
     ap.add_argument("--eval1", type=int, default=100, help="positions per round")
     ap.add_argument("--eval2", type=int, default=10, help="positions per round")
     ap.add_argument("--move1", type=int, default=100, help="(position, roll) pairs per round")
     ap.add_argument("--move2", type=int, default=10, help="(position, roll) pairs per round")
+    ap.add_argument("--play0", type=int, default=100, help="(position, roll) pairs per round, one call each")
     ap.add_argument("--wall", action="store_true", help="wall clock instead of process CPU time")
     ap.add_argument("--old", default=None, help="a saved copy of an earlier bgai/agents/neural.py to time beside")
     ap.add_argument("--quality", type=int, default=0, help="instead of timing: compare plays on N pairs")

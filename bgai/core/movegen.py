@@ -336,7 +336,7 @@ def _invalid(b: np.ndarray) -> None:
 #: positions per internal chunk of :func:`afterstates`.  Measured on the 2-core benchmark machine with the output
 #: written in blocks: one chunk of 16384 is faster than 8 of 2048 (less per-call overhead; 2048 was best when the
 #: output was written a chunk at a time); peak memory at 16384 about 20 MiB (tracemalloc).
-_CHUNK = 16384
+_CHUNK = 4096
 #: output rows written per block by :func:`afterstates` (400 KB: the block and its buffer stay in cache)
 _ROWS = 8192
 
