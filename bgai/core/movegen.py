@@ -334,8 +334,9 @@ def _invalid(b: np.ndarray) -> None:
 
 
 #: positions per internal chunk of :func:`afterstates`.  Measured on the 2-core benchmark machine with the output
-#: written in blocks: one chunk of 16384 is faster than 8 of 2048 (less per-call overhead; 2048 was best when the
-#: output was written a chunk at a time); peak memory at 16384 about 20 MiB (tracemalloc).
+#: written in blocks (scripts/bench_movegen.py, gnubg_nn.moves timed in between): chunks of 4096 make batch 16384
+#: as fast per afterstate as batch 4096 (chunks of 16384 were about 20% slower there: their temporaries of
+#: several MB fall out of the caches and are fresh pages from the OS each call); 2048 adds per-call overhead.
 _CHUNK = 4096
 #: output rows written per block by :func:`afterstates` (400 KB: the block and its buffer stay in cache)
 _ROWS = 8192
