@@ -29,7 +29,7 @@ measures the play choices instead of the speed: on N pairs, how often the 1-ply 
 0-ply candidate chooses, and the 2-ply equity it gives up (see :func:`quality`).
 
 Usage: ``python scripts/bench_search.py [--model checkpoints/bgai-td128.pt] [--rounds 5] [--seed 1]
-[--tasks eval1 eval2 move1 move2 play0] [--eval1 100] [--eval2 10] [--move1 100] [--move2 10] [--play0 100] [--wall]
+[--tasks eval1 eval2 move1 move2 play0] [--eval1 100] [--eval2 20] [--move1 100] [--move2 10] [--play0 100] [--wall]
 [--old FILE] [--quality N]``
 """
 
@@ -264,7 +264,7 @@ def main() -> None:
     ap.add_argument("--tasks", nargs="+", default=["eval1", "eval2", "move1", "move2", "play0"],
                     choices=["eval1", "eval2", "move1", "move2", "play0"])
     ap.add_argument("--eval1", type=int, default=100, help="positions per round")
-    ap.add_argument("--eval2", type=int, default=10, help="positions per round")
+    ap.add_argument("--eval2", type=int, default=20, help="positions per round")
     ap.add_argument("--move1", type=int, default=100, help="(position, roll) pairs per round")
     ap.add_argument("--move2", type=int, default=10, help="(position, roll) pairs per round")
     ap.add_argument("--play0", type=int, default=100, help="(position, roll) pairs per round, one call each")
