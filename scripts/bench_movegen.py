@@ -115,7 +115,8 @@ def main() -> None:
                 same = all(
                     np.array_equal(x, y)
                     for i in range(0, min(len(B), 4 * batch), batch)
-                    for x, y in zip(fn(B[i : i + batch], D[i : i + batch]), afterstates(B[i : i + batch], D[i : i + batch]))
+                    for x, y in zip(fn(B[i : i + batch], D[i : i + batch]),
+                                    afterstates(B[i : i + batch], D[i : i + batch]))
                 )
                 print(f"{name} batch {batch}: output identical to bgai's: {same}")
     # The pairs are timed in blocks of the largest batch size; in every round each block is timed with gnubg

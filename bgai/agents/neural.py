@@ -156,9 +156,9 @@ class NeuralAgent(ProbabilityAgent):
         Chunks of :data:`EVAL_CHUNK` rows (the last one up to ``2 * EVAL_CHUNK - 1``; one chunk when ``N`` is
         smaller) keep the encoded inputs and hidden units in the CPU caches and spare the page faults of one huge
         input matrix.  With single-threaded BLAS the result is bit for bit that of one call on all rows: the chunks
-        start at multiples of :data:`EVAL_CHUNK` (2048) rows, so every row meets the same matrix-product kernels (checked in
-        ``tests/test_neural_agent.py``).  With several BLAS threads a few rows can differ in the last bit, as they
-        already do between batch sizes (OpenBLAS splits each product among its threads).
+        start at multiples of :data:`EVAL_CHUNK` rows, so every row meets the same matrix-product kernels (checked
+        in ``tests/test_neural_agent.py``).  With several BLAS threads a few rows can differ in the last bit, as
+        they already do between batch sizes (OpenBLAS splits each product among its threads).
         """
         n = boards.shape[0]
         if out is None:
