@@ -32,10 +32,11 @@ resulting position exactly once; for non-doubles the low-die-first order only ke
 order cannot produce, and the few remaining possible duplicates (one checker using both dice, two checkers
 both borne off) are removed by exact per-position keys and one (nearly sorted) stable sort.  Each play is
 carried as its input index and two rows of a small table of board changes (one per single step of a
-non-double, one per pair of steps of a double); the output boards are written once at the end, each row its
-input row plus the two table rows, gathered with ``np.take``, in blocks of :data:`_ROWS` rows through a small
-buffer that stays in the CPU caches.  Very large batches are planned in chunks of :data:`_CHUNK` positions (this
-bounds the temporaries' memory), then written into one array.
+non-double, one per pair of steps of a double); the output boards are written once, each row its input row
+plus the two table rows, gathered with ``np.take``, in blocks of :data:`_ROWS` rows through a small buffer that
+stays in the CPU caches.  Batches are planned in chunks of :data:`_CHUNK` positions (this bounds the
+temporaries' memory and keeps them in the caches), each chunk written into the one output array right after it
+is planned.
 
 Why the low-die-first order can drop a play whenever its second step (high die) could have been played first:
 the two steps then commute -- the high-die step from that point was legal at the start, and playing it first
@@ -297,20 +298,28 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
     b = np.ascontiguousarray(b)
     if n <= SMALL_BATCH:
         return _afterstates_small(b, d, validate)
-    plans = []
+    # Each chunk is planned and then written at once, while its plan is still in the caches, into an output
+    # with room for about 20 rows a position (more is made when needed); the pages past the rows written are
+    # never touched, so the unused room costs no memory.
+    cap = max(64, 20 * n)
+    out = np.empty((cap, 50), dtype=np.int8)
+    src_all = np.empty(cap, dtype=np.int64)
+    table = _delta_table()
+    buf = np.empty((_ROWS, 50), dtype=np.int8)
+    lo = 0
     for i in range(0, n, _CHUNK):
         plan = _plan(b[i : i + _CHUNK], d[i : i + _CHUNK], validate)
         if plan is None:
             _invalid(b)
-        plans.append((i, *plan))
-    m = sum(len(p[1]) for p in plans)  # p = (offset, src, ka, kb)
-    out = np.empty((m, 50), dtype=np.int8)
-    src_all = np.empty(m, dtype=np.int64)
-    table = _delta_table()
-    buf = np.empty((_ROWS, 50), dtype=np.int8)
-    lo = 0
-    for i, src, ka, kb in plans:
+        src, ka, kb = plan
         hi = lo + len(src)
+        if hi > cap:
+            cap = max(hi, cap + cap // 2)
+            out2 = np.empty((cap, 50), dtype=np.int8)
+            out2[:lo] = out[:lo]
+            src2 = np.empty(cap, dtype=np.int64)
+            src2[:lo] = src_all[:lo]
+            out, src_all = out2, src2
         np.add(src, i, out=src_all[lo:hi])
         rows = b[i : i + _CHUNK].reshape(-1, 50)
         # in blocks of _ROWS rows: the input rows gathered straight into the output, then the two table rows
@@ -322,6 +331,8 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
             o += np.take(table, ka[j:k], axis=0, out=t, mode="clip")
             o += np.take(table, kb[j:k], axis=0, out=t, mode="clip")
         lo = hi
+    m = lo
+    out, src_all = out[:m], src_all[:m]
     return out.reshape(m, 2, 25), src_all
 
 
