@@ -11,14 +11,20 @@ Both are timed with the same clock, process CPU time by default (steadier than w
 the work is single-threaded), ``--wall`` for wall time.  Each figure is given twice: from the best round of
 each block of pairs (the usual benchmark figure), and from the median round (what a loaded machine gives).
 
-Usage: ``python scripts/bench_movegen.py [--seed 1] [--repeat 5] [--batches 1 1024 4096 16384] [--wall]``
+``--old FILE`` (a saved copy of an earlier bgai/core/movegen.py) times that version too, in the same rounds
+(the two taking turns going first), after checking that its output is identical.
+
+Usage: ``python scripts/bench_movegen.py [--seed 1] [--repeat 5] [--batches 1 1024 4096 16384] [--wall]
+[--old FILE]``
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import resource
+import sys
 import time
 import tracemalloc
 
@@ -61,14 +67,14 @@ def bench_gnubg(B: np.ndarray, D: np.ndarray, repeat: int) -> tuple[float, int]:
     return best, count
 
 
-def bench_bgai(B: np.ndarray, D: np.ndarray, batch: int, repeat: int, fast: bool) -> tuple[float, int]:
+def bench_bgai(B: np.ndarray, D: np.ndarray, batch: int, repeat: int, fast: bool, fn=afterstates) -> tuple[float, int]:
     """Best time of ``repeat`` passes of afterstates() over all pairs in batches, and the rows it returned."""
     best, count = float("inf"), 0
     for _ in range(repeat):
         t = CLOCK()
         c = 0
         for i in range(0, len(B), batch):
-            after, _ = afterstates(B[i : i + batch], D[i : i + batch], validate=not fast)
+            after, _ = fn(B[i : i + batch], D[i : i + batch], validate=not fast)
             c += len(after)
         best = min(best, CLOCK() - t)
         count = c
@@ -84,7 +90,16 @@ def main() -> None:
     ap.add_argument("--no-validate", action="store_true", help="time afterstates(..., validate=False)")
     ap.add_argument("--wall", action="store_true", help="time with wall time instead of process CPU time")
     ap.add_argument("--cpu-time", action="store_true", help="(the default) time with process CPU time")
+    ap.add_argument("--old", default=None,
+                    help="a saved copy of an earlier bgai/core/movegen.py to time beside (outputs checked identical)")
     args = ap.parse_args()
+    impls = {"bgai": afterstates}
+    if args.old:
+        spec = importlib.util.spec_from_file_location("movegen_old", args.old)
+        old = importlib.util.module_from_spec(spec)
+        sys.modules["movegen_old"] = old
+        spec.loader.exec_module(old)
+        impls["old"] = old.afterstates
     global CLOCK
     CLOCK = time.perf_counter if args.wall else time.process_time
     total = max(args.positions, max(args.batches))
@@ -93,7 +108,17 @@ def main() -> None:
     print(f"load average: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}; pairs: {len(B)} "
           f"({small} for batch < 256); validate={'off' if args.no_validate else 'on'}; "
           f"clock: {'wall' if args.wall else 'process CPU'}; rounds: {args.repeat}")
-    afterstates(B[:64], D[:64])  # warm-up (builds the delta table)
+    for name, fn in impls.items():
+        fn(B[:64], D[:64])  # warm-up (builds the delta table)
+        if name != "bgai":
+            for batch in args.batches:
+                same = all(
+                    np.array_equal(x, y)
+                    for i in range(0, min(len(B), 4 * batch), batch)
+                    for x, y in zip(fn(B[i : i + batch], D[i : i + batch]),
+                                    afterstates(B[i : i + batch], D[i : i + batch]))
+                )
+                print(f"{name} batch {batch}: output identical to bgai's: {same}")
     # The pairs are timed in blocks of the largest batch size; in every round each block is timed with gnubg
     # and then with bgai at every batch size, so that a change in machine load hits both alike.  Each figure
     # sums, over the blocks, the best round of that block.
@@ -104,7 +129,7 @@ def main() -> None:
     g_count: dict[tuple, int] = {}
     b_times: dict[tuple, list[float]] = {}
     b_count: dict[tuple, int] = {}
-    for _ in range(args.repeat):
+    for rnd in range(args.repeat):
         for sub in sorted({batch < 256 for batch in args.batches}):
             for lo, hi in small_blocks if sub else blocks:
                 t, c = bench_gnubg(B[lo:hi], D[lo:hi], 1)
@@ -115,14 +140,19 @@ def main() -> None:
                     if (batch < 256) != sub:
                         continue
                     # two passes back to back, the second timed: steady state, as gnubg's loop is (the first
-                    # pass after gnubg's loop pays for cold caches and a cold memory allocator)
-                    t, c = bench_bgai(B[lo:hi], D[lo:hi], batch, 2, args.no_validate)
-                    key = (batch, lo)
-                    b_times.setdefault(key, []).append(t)
-                    b_count[key] = c
+                    # pass after gnubg's loop pays for cold caches and a cold memory allocator); with --old the
+                    # two implementations take turns going first
+                    names = list(impls) if rnd % 2 == 0 else list(impls)[::-1]
+                    for name in names:
+                        t, c = bench_bgai(B[lo:hi], D[lo:hi], batch, 2, args.no_validate, impls[name])
+                        key = (batch, lo) if name == "bgai" else (name, batch, lo)
+                        b_times.setdefault(key, []).append(t)
+                        b_count[key] = c
 
     def total(times: dict, count: dict, first, stat) -> tuple[float, int]:
-        keys = [k for k in times if k[0] == first]
+        keys = [k for k in times if k[: len(first)] == first] if isinstance(first, tuple) else [
+            k for k in times if k[0] == first
+        ]
         return sum(stat(times[k]) for k in keys), sum(count[k] for k in keys)
 
     for label, stat in (("best round", min), ("median round", lambda v: float(np.median(v)))):
@@ -135,6 +165,10 @@ def main() -> None:
             t, c = total(b_times, b_count, batch, stat)
             print(f"bgai batch {batch:6d}           : {c / t / 1e6:7.3f} M afterstates/s  ({c} in {t:.3f} s)  "
                   f"ratio {(c / t) / (rc / rt):5.2f}x")
+            if "old" in impls:
+                ot, oc = total(b_times, b_count, ("old", batch), stat)
+                print(f"old  batch {batch:6d}           : {oc / ot / 1e6:7.3f} M afterstates/s  ({oc} in {ot:.3f} s)  "
+                      f"ratio {(oc / ot) / (rc / rt):5.2f}x   new/old {ot / t:5.2f}x")
     tracemalloc.start()
     afterstates(B[:big], D[:big], validate=not args.no_validate)
     _, peak = tracemalloc.get_traced_memory()

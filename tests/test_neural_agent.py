@@ -146,3 +146,45 @@ def test_registry_builds_checkpoint_agents(ckpt_path):
 
     a = make_agent(f"{ckpt_path}:ply=1")
     assert isinstance(a, NeuralAgent) and a.ply == 1
+
+
+@pytest.mark.parametrize("hidden", [(12,), (128,)])
+def test_network_chunks_give_the_same_bits(positions, hidden):
+    """The search evaluates in chunks of EVAL_CHUNK rows: bit for bit one call's result (single-threaded BLAS)."""
+    from threadpoolctl import threadpool_limits
+
+    from bgai.agents import neural
+
+    enc = get_encoder("extended")
+    net = ValueNet(NetSpec(enc.size, hidden, "sigmoid"), generator=torch.Generator().manual_seed(4))
+    agent = NeuralAgent(net, enc)
+    rng = np.random.default_rng(5)
+    boards = positions[rng.integers(0, len(positions), 3 * neural.EVAL_CHUNK + 777)]
+    live = boards[boards[:, 1].sum(axis=1) > 0]
+    with threadpool_limits(1):
+        one_call = agent.bundle.probabilities(live)  # one network call on all rows
+        assert len(live) >= 2 * neural.EVAL_CHUNK  # so that _net really cuts it into chunks
+        np.testing.assert_array_equal(agent._net(live), one_call)
+
+
+def test_two_ply_move_filter(ckpt_path, positions):
+    """2-ply: 0-ply filter, then the 1-ply filter (filter_keep within filter_margin), then the 2-ply best."""
+    a0, a1, a2 = (NeuralAgent.load(ckpt_path, ply=n) for n in (0, 1, 2))
+    rng = np.random.default_rng(11)
+    idx = rng.choice(len(positions), 5, replace=False)
+    dice = rng.integers(1, 7, size=(5, 2))
+    for unfiltered in (False, True):
+        if unfiltered:  # no 1-ply filter: the 2-ply best of all 0-ply candidates
+            a2.filter_keep, a2.filter_margin = 10**6, np.inf
+        chosen = a2.choose(positions[idx], dice, rng)
+        for k, i in enumerate(idx):
+            after, _ = afterstates(positions[i], dice[k])
+            e0 = a0.evaluate_afterstates(after)
+            order = np.argsort(-e0, kind="stable")[: a2.prune_keep]
+            cand = np.sort(order[e0[order] >= e0[order[0]] - a2.prune_margin])
+            e1 = a1.evaluate_afterstates(after[cand])
+            o1 = np.argsort(-e1, kind="stable")[: a2.filter_keep]
+            kept = cand[np.sort(o1[e1[o1] >= e1[o1[0]] - a2.filter_margin])]
+            e2 = a2.evaluate_afterstates(after[kept])
+            np.testing.assert_array_equal(chosen[k], after[kept[np.argmax(e2)]])
+    assert NeuralAgent.filter_keep >= 1 and NeuralAgent.filter_margin > 0

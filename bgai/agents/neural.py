@@ -15,9 +15,17 @@ on roll (before it rolls) are
 
 An afterstate is valued by the ``ply``-level probabilities of the position it leaves to the opponent
 (:class:`~bgai.agents.base.ProbabilityAgent`'s rule).  Each level is one batched call: every roll of every
-position goes through the move generator, the encoder and the network together.  When choosing a play at
+position goes through the move generator, the encoder and the network together (the network in chunks of
+:data:`EVAL_CHUNK` rows that stay in the CPU caches, with the same result as one call).
+
+Move filters (as GNU Backgammon's, which keep the best 8 within 0.16 at 0-ply): when choosing a play at
 ``ply >= 1`` the candidates are first pruned at 0-ply (keep at most ``prune_keep`` plays within
-``prune_margin`` equity of the 0-ply best, as gnubg's move filters do), so 2-ply stays affordable.
+``prune_margin`` equity of the 0-ply best); at 2-ply the survivors are then valued at 1-ply -- the first level
+of their 2-ply search, so nearly free -- and only the best :attr:`NeuralAgent.filter_keep` (4) within
+:attr:`NeuralAgent.filter_margin` (0.10) of the 1-ply best are searched to 2-ply.  Measured with
+``scripts/bench_search.py --quality`` (shipped model, 800 (position, roll) pairs from self-play, seeds 1 and 3):
+the 2-ply play is the one a 2-ply search of every 0-ply candidate chooses in 799 of 800 pairs (0.002 ppg given
+up in the other one), for 60% of that search's 2-ply work.
 
 A finished position (the side on roll has no checker... i.e. the opponent has borne off all) is valued
 exactly: a loss, a gammon or a backgammon loss, never by the network.
@@ -32,7 +40,7 @@ import torch
 
 from bgai.agents.base import Capabilities, ProbabilityAgent, best_per_input, finished_or_evaluate
 from bgai.core.board import as_batch, flip
-from bgai.core.equity import cubeless_equity, swap_perspective
+from bgai.core.equity import cubeless_equity, finished_probabilities, swap_perspective
 from bgai.core.movegen import afterstates
 from bgai.errors import AgentSpecError
 from bgai.model.bundle import ModelBundle, load_model_bundle
@@ -52,6 +60,11 @@ def _rolls() -> tuple[np.ndarray, np.ndarray]:
 #: Positions searched together at ply >= 1 (larger batches only cost memory: one 1-ply move already evaluates
 #: thousands of positions).
 SEARCH_CHUNK = 32
+
+#: Rows per network call in the search (see :meth:`NeuralAgent._forward`): about 2 MB of encoded inputs, which
+#: stay in the CPU's cache between the encoder and the first matrix product.  A multiple of 256 (the chunks must
+#: start where the BLAS kernels' row blocks start).
+EVAL_CHUNK = 2048
 
 #: The 21 distinct rolls ``(21, 2)`` and their probabilities ``(21,)`` (sum 1).
 ROLLS, ROLL_WEIGHTS = _rolls()
@@ -73,6 +86,14 @@ class NeuralAgent(ProbabilityAgent):
     Raises:
         AgentSpecError: ``ply`` not 0, 1 or 2, or a ``ValueNet`` without its encoder.
     """
+
+    #: At ``ply == 2``, the candidates left by the 0-ply filter are evaluated at 1-ply (almost free: it is the
+    #: first level of their 2-ply search) and only the best ``filter_keep`` within ``filter_margin`` cubeless
+    #: equity (ppg) of the 1-ply best go on to 2-ply (gnubg's move filters work the same way between plies).
+    #: Class attributes (set them on an instance to change one agent); see ``scripts/bench_search.py --quality``
+    #: for how often this keeps the play a 2-ply search of every 0-ply candidate would choose.
+    filter_keep: int = 4
+    filter_margin: float = 0.10
 
     def __init__(
         self,
@@ -145,9 +166,41 @@ class NeuralAgent(ProbabilityAgent):
 
     # -- evaluation --
     def _net(self, boards: np.ndarray) -> np.ndarray:
-        """0-ply probabilities ``(N, 5)`` float64, exact for finished games (:meth:`ModelBundle.probabilities`)."""
+        """0-ply probabilities ``(N, 5)`` float64, exact for finished games (:meth:`ModelBundle.probabilities`).
+
+        In chunks of :data:`EVAL_CHUNK` rows (the last one up to ``2 * EVAL_CHUNK - 1``; one chunk when ``N`` is
+        smaller): they keep the encoded inputs and hidden units in the CPU caches and spare the page faults of one
+        huge input matrix.  With single-threaded BLAS the result is bit for bit that of one call on all rows: the
+        chunks start at multiples of :data:`EVAL_CHUNK` rows, so every row meets the same matrix-product kernels
+        (checked in ``tests/test_neural_agent.py``).
+        """
+        n = boards.shape[0]
         with torch.inference_mode():
-            return self.bundle.probabilities(boards)
+            if n < 2 * EVAL_CHUNK:
+                return self.bundle.probabilities(boards)
+            out = np.empty((n, 5), dtype=np.float64)
+            bounds = [i * EVAL_CHUNK for i in range(n // EVAL_CHUNK)] + [n]
+            for lo, hi in zip(bounds[:-1], bounds[1:]):
+                out[lo:hi] = self.bundle.probabilities(boards[lo:hi])
+            return out
+
+    def _replies(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The 0-ply reply to every roll of live positions (side on roll in row 0), one batched level.
+
+        Returns:
+            ``(probs, chosen)``: for each position and each roll of :data:`ROLLS` (position-major, ``N * 21``
+            rows), the play the side on roll makes at 0-ply: ``chosen`` ``(N * 21, 2, 25)`` the resulting
+            position with the opponent on roll, ``probs`` ``(N * 21, 5)`` float64 its 0-ply probabilities (for the
+            opponent).
+        """
+        n = boards.shape[0]
+        rep = np.repeat(boards, 21, axis=0)
+        dice = np.tile(ROLLS, (n, 1))
+        after, src = afterstates(rep, dice, validate=False)
+        nxt = flip(after)
+        p0 = self._net(nxt)  # opponent on roll: 0-ply, used to pick the reply
+        best = best_per_input(-cubeless_equity(p0), src, rep.shape[0])
+        return p0[best], nxt[best]
 
     def _expect(self, boards: np.ndarray, depth: int) -> np.ndarray:
         """``E_depth`` probabilities ``(N, 5)`` for the side on roll (see the module docstring)."""
@@ -158,17 +211,9 @@ class NeuralAgent(ProbabilityAgent):
     def _search(self, boards: np.ndarray, depth: int) -> np.ndarray:
         """``E_depth`` (``depth >= 1``) of ``(N, 2, 25)`` positions of unfinished games: the 21 rolls, each
         replied to at 0-ply, valued at ``depth - 1``."""
-        n = boards.shape[0]
-        rep = np.repeat(boards, 21, axis=0)
-        dice = np.tile(ROLLS, (n, 1))
-        after, src = afterstates(rep, dice, validate=False)
-        nxt = flip(after)
-        p0 = self._net(nxt)  # opponent on roll: 0-ply, used to pick the reply
-        best = best_per_input(-cubeless_equity(p0), src, rep.shape[0])
-        chosen = nxt[best]
-        v = p0[best] if depth == 1 else self._expect(chosen, depth - 1)
-        mover = swap_perspective(v).reshape(n, 21, 5)
-        return np.einsum("nrk,r->nk", mover, ROLL_WEIGHTS)
+        probs, chosen = self._replies(boards)
+        v = probs if depth == 1 else self._expect(chosen, depth - 1)
+        return _roll_average(v, boards.shape[0])
 
     def probabilities(self, boards: np.ndarray) -> np.ndarray:
         """``ply``-level probabilities ``(N, 5)`` float64 for the side on roll (module docstring)."""
@@ -190,7 +235,7 @@ class NeuralAgent(ProbabilityAgent):
         return best_per_input(-cubeless_equity(self._net(flip(after))), src, n)
 
     def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Best play per position: 0-ply directly; at ``ply >= 1`` after pruning the candidates at 0-ply."""
+        """Best play per position: 0-ply directly; at ``ply >= 1`` after the move filters (module docstring)."""
 
         boards = as_batch(boards)
         n = boards.shape[0]
@@ -205,9 +250,32 @@ class NeuralAgent(ProbabilityAgent):
         nxt = flip(after)
         eq0 = -cubeless_equity(self._net(nxt))  # mover's equity at 0-ply
         keep = _prune(eq0, src, n, self.prune_keep, self.prune_margin)
+        cand = nxt[keep]
+        # 1-ply of the candidates; their replies are kept for 2-ply (the first level of E_2 is that of E_1)
+        over, exact = finished_probabilities(cand)
+        live = np.flatnonzero(~over)
+        probs, chosen = self._replies(cand[live])
+        e = np.empty((keep.size, 5), dtype=np.float64)
+        e[over] = exact
+        e[live] = _roll_average(probs, live.size)
+        if self.ply == 2:
+            sub = _prune(-cubeless_equity(e), src[keep], n, self.filter_keep, self.filter_margin)
+            deep = ~over[sub]  # finished candidates keep their exact value
+            slot = np.cumsum(~over) - 1  # row of each live candidate in ``chosen`` (in 21-row blocks)
+            rows = (slot[sub[deep]][:, None] * 21 + np.arange(21)).ravel()
+            e2 = e[sub]
+            e2[deep] = _roll_average(self._expect(chosen[rows], 1), int(deep.sum()))
+            keep, e = keep[sub], e2
         eq = np.full(after.shape[0], -np.inf)
-        eq[keep] = -cubeless_equity(self._expect(nxt[keep], self.ply))
+        eq[keep] = -cubeless_equity(e)
         return after[best_per_input(eq, src, n)]
+
+
+def _roll_average(v: np.ndarray, n: int) -> np.ndarray:
+    """``(n, 5)`` mover's probabilities from the ``(n * 21, 5)`` opponent's ones after each roll of
+    :data:`ROLLS` (position-major): swapped to the mover's view and averaged with :data:`ROLL_WEIGHTS`."""
+    mover = swap_perspective(v).reshape(n, 21, 5)
+    return np.einsum("nrk,r->nk", mover, ROLL_WEIGHTS)
 
 
 
