@@ -1,4 +1,4 @@
-"""Hand-written rule cases with the answers written out (/work/shared/RULE_CASES.md A1..H plus cases for the
+"""Hand-written rule cases with the answers written out (cases A1..H of the project's rule-case list, written out here, plus cases for the
 rules the summary table names without a worked example).  Each case: the position (me = side to move, points
 24 -> 1; the opponent given on MY point numbers), its GNU Backgammon Position ID, the roll, and every distinct
 legal play as single-die steps.  The expected afterstates are built from the written steps and compared as

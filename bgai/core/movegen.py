@@ -11,7 +11,7 @@ Board layout: :mod:`bgai.core.board` (row 0 side to move, columns 0..23 its poin
 opponent's point ``25 - p`` is the mover's point ``p``, i.e. ``board[1, 24 - p]``).
 
 Rules (the standard rules of backgammon as implemented by GNU Backgammon's move generator, ``GenerateMoves``
-in ``eval.c``; see also ``/work/shared/RULE_CASES.md``):
+in ``eval.c``; the rule cases with their answers are in ``tests/test_movegen_rules.py``):
 
 * a double is played four times, a non-double in either order;
 * a checker may land on an empty point, a point of its own, or an opponent blot (hitting it: the blot goes to

@@ -15,7 +15,7 @@ So the opening 6-5 run is ``24/13``, 3-1 is ``8/5 6/5``, and two checkers enteri
 21-point (the first one hits) is ``bar/21*(2)``.
 
 Plain notation (:func:`format_play_plain`) is GNU Backgammon's ``FormatMovePlain``, the format its external
-player protocol uses (``/work/shared/PROTOCOLS.md`` section 1.4): the single-die steps in playing order, bar =
+player protocol uses (test vectors in ``tests/test_notation.py``): the single-die steps in playing order, bar =
 25, off = 0, ``*`` after the first landing on a blot, no grouping, and a space after every step but a fourth,
 so a play of fewer than four steps ends in a space (``'24/22 13/8 '``).
 

@@ -1,7 +1,7 @@
 """GNU Backgammon Position ID: encode and decode, one position or a whole batch.
 
 Format (source: the GNU Backgammon manual, "A technical description of the Position ID", and gnubg's
-``positionid.c``; summarised with test vectors in ``shared/PROTOCOLS.md`` section 2.1):
+``positionid.c``; test vectors in ``tests/test_position_id.py``):
 
 1. A bit string: first the player **not** on roll, then the player on roll; for each of them, for each of his
    points from his ace point up to his 24-point and then his bar (25 slots), one ``1`` per checker followed by

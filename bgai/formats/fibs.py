@@ -1,7 +1,7 @@
 """FIBS ``board:`` lines (FIBS "boardstyle 3" / ``rawboard``): parse and write.
 
 This is the position format of the FIBS server and of GNU Backgammon's external-player protocol
-(``shared/PROTOCOLS.md`` section 1.2; sources: the FIBS CLIP documentation and GNU Backgammon's
+(test vectors in ``tests/test_fibs.py``; sources: the FIBS CLIP documentation and GNU Backgammon's
 ``drawboard.c`` functions ``FIBSBoard`` (writer) and ``ProcessFIBSBoardInfo`` (reader)).
 
 A line is ``board:`` followed by 52 colon-separated fields: two names and 50 integers (see

@@ -1,7 +1,7 @@
 """GNU Backgammon Match ID: the cube, score and turn that go with a Position ID.
 
 Format (source: the GNU Backgammon manual, "A technical description of the Match ID", and gnubg's
-``matchid.c``; the bit table and test vectors are in ``shared/PROTOCOLS.md`` section 2.2): a 9-byte key,
+``matchid.c``; the bit table is below, test vectors in ``tests/test_match_id.py``): a 9-byte key,
 little-endian by bit (bit *k* is bit *k* mod 8 of byte *k* // 8), written as standard Base64 (12 characters,
 no padding).  Bit fields, 0-based:
 

@@ -1,7 +1,7 @@
 """wildbg's board parameters ``p0`` .. ``p25``: convert to and from bgai boards.
 
 Format (source: wildbg ``crates/web/src/web_api.rs`` and the C API header ``wildbg.h``; summarised in
-``shared/PROTOCOLS.md`` section 4): the player to act, "x", always moves from 24 to 1.  ``p1`` .. ``p24`` are the
+test vectors in ``tests/test_wildbg_format.py``): the player to act, "x", always moves from 24 to 1.  ``p1`` .. ``p24`` are the
 points from x's view; a positive value counts x's checkers, a negative value the opponent's ("o").  ``p25`` is
 x's bar (>= 0) and ``p0`` o's bar (<= 0).  Missing parameters are 0; borne-off checkers are implied.  The same
 26-entry layout is the C API's ``pips[26]``.

@@ -1,7 +1,7 @@
 """XGID, eXtreme Gammon's position string: decode and encode.
 
 Format (sources: GNU Backgammon's reader ``SetXGID`` in ``set.c`` and ``PositionFromXG`` in ``positionid.c``,
-cross-checked with independent parsers; summarised with test vectors in ``shared/PROTOCOLS.md`` section 3):
+cross-checked with independent parsers; test vectors in ``tests/test_xgid.py``):
 ``XGID=`` (optional) then 10 colon-separated fields
 
 ===  ===============  ======================================================================================

@@ -1,6 +1,6 @@
 """GNU Backgammon's external-player protocol, engine side: bgai answers ``board:`` lines over TCP.
 
-Protocol (``shared/PROTOCOLS.md`` section 1; source: GNU Backgammon's ``external.c``, ``external_y.y``,
+Protocol (test vectors in ``tests/test_serve_external.py``; source: GNU Backgammon's ``external.c``, ``external_y.y``,
 ``drawboard.c`` and the ``PLAYER_EXTERNAL`` branch of ``play.c``): a client -- GNU Backgammon itself after
 ``set player N external host:port``, or a FIBS bot -- connects and sends one command per line; the engine answers
 each with one line (``version``: four lines):
