@@ -75,15 +75,21 @@ def main() -> int:
                 assert all(same(x, y) for x, y in zip(ref, res)), f"{name}: {backend} x{w} differs"
                 times[backend, w] = sec
         per_unit = times["local", 1] / len(units)
-        rows.append((name, len(units), per_unit, {k: len(units) / v for k, v in times.items()}))
+        start = {b: timed(noop, [0, 1], workers=2, backend=b, setup=setup, setup_args=setup_args)[0]
+                 for b in ("local", "ray")}  # starting 2 workers and building their context
+        steady = (len(units) / (times["ray", 2] - start["ray"])) / (len(units) / (times["local", 2] - start["local"]))
+        rows.append((name, len(units), per_unit, {k: len(units) / v for k, v in times.items()}, start, steady))
     noop_units = list(range(args.noop_units))
     t_ray, _ = timed(noop, noop_units, workers=1, backend="ray")
     t_loc, _ = timed(noop, noop_units, workers=2, backend="local")
     print(f"{'job':<22}{'units':>6}{'s/unit':>8}{'local1':>9}{'local2':>9}{'ray1':>9}{'ray2':>9}{'ray2/local2':>13}"
-          "   (units/s)")
-    for name, k, per_unit, ups in rows:
+          f"{'start l/r s':>13}{'steady eff':>11}")
+    for name, k, per_unit, ups, start, steady in rows:
         print(f"{name:<22}{k:>6}{per_unit:>8.2f}{ups['local', 1]:>9.2f}{ups['local', 2]:>9.2f}{ups['ray', 1]:>9.2f}"
-              f"{ups['ray', 2]:>9.2f}{ups['ray', 2] / ups['local', 2]:>13.2f}")
+              f"{ups['ray', 2]:>9.2f}{ups['ray', 2] / ups['local', 2]:>13.2f}"
+              f"{start['local']:>6.2f} /{start['ray']:>5.2f}{steady:>11.2f}")
+    print("units/s for local1 .. ray2 (whole job, workers started and context built included); start: seconds to start 2 "
+          "workers and build their context; steady eff: ray2 / local2 with the start taken out")
     print(f"overhead per unit, no-op units ({args.noop_units}, incl. start): Ray 1 actor {1000 * t_ray / len(noop_units):.1f} "
           f"ms; local pool 2 processes {1000 * t_loc / len(noop_units):.1f} ms")
     print(f"cpus: {os.cpu_count()} on this machine, {ray_backend.cluster_cpus()} in the Ray cluster; "

@@ -26,7 +26,9 @@ ray = pytest.importorskip("ray", reason="ray is not installed (the optional extr
 
 @pytest.fixture(scope="module")
 def cluster():
+    term = signal.getsignal(signal.SIGTERM)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    signal.signal(signal.SIGTERM, term)  # ray.init sets its own; connect() keeps the old one the same way
     ray_backend.connect()  # registers the backend on the cluster just started
     yield
     ray.shutdown()
@@ -93,7 +95,8 @@ def test_killed_worker_loses_nothing(cluster):
         np.testing.assert_array_equal(a.points_a, b.points_a)
 
 
-def test_ctrl_c_returns_the_finished_units(cluster):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_returns_the_finished_units(cluster, signum):
     units = _series_units(16, 40)
 
     sent = []
@@ -101,11 +104,11 @@ def test_ctrl_c_returns_the_finished_units(cluster):
     def on_result(i, res):
         if not sent:  # Ctrl-C after the first unit, as a terminal sends it
             sent.append(i)
-            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signum)
 
     run = run_units(run_play_unit, units, workers=2, setup=build_agents, setup_args=("pubeval", "racer", False),
                     backend="ray", on_result=on_result)
-    assert run.interrupted == "SIGINT"
+    assert run.interrupted == signal.Signals(signum).name
     assert 1 <= len(run.results) < len(units)
     local = run_units(run_play_unit, [units[i] for i in sorted(run.results)], setup=build_agents,
                       setup_args=("pubeval", "racer", False))
