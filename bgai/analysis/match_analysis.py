@@ -75,8 +75,8 @@ Batching and workers
 All rolls of all decisions of all files (each roll of a luck measurement is one *job*: a position, a roll and
 a cube state) are cut into fixed units of ``chunk`` jobs, each ranked in one agent call
 (:func:`bgai.analysis.plays.rank_plays`); the cube positions go through one ``probabilities`` call per
-``chunk``.  ``workers > 1`` hands the units to that many processes (``spawn``; each builds the agent from its
-spec); the units do not depend on the number of workers, so the results do not either.  An agent searching at
+``chunk``.  ``workers > 1`` hands the units to that many processes (:func:`bgai.util.parallel.run_units`; each
+worker builds the agent from its spec; ``backend='ray'``: Ray actors); the units do not depend on the number of workers, so the results do not either.  An agent searching at
 ``ply > 0`` ranks the plays made and the cube positions; luck is measured by the same agent at 0-ply (a second
 set of jobs), as GNU Backgammon measures luck at 0-ply whatever the analysis depth.
 
@@ -89,7 +89,6 @@ from __future__ import annotations
 
 import html
 import math
-import multiprocessing as mp
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -117,6 +116,7 @@ from bgai.game.cube import (
     met_for,
 )
 from bgai.util.fileio import atomic_write_bytes, atomic_write_json
+from bgai.util.parallel import run_units
 
 __all__ = [
     "CLOSE_CUBE_THRESHOLD",
@@ -694,24 +694,20 @@ def _unit(agent: Agent, boards: np.ndarray, dice: np.ndarray, states: list, keep
     return best, kept
 
 
-_WORKER_AGENTS: dict[str, Agent] = {}
-
-
-def _init_worker(specs: dict[str, str]) -> None:
-    _WORKER_AGENTS.clear()
+def _worker_agents(specs: dict[str, str]) -> dict[str, Agent]:
+    """The worker context of the ranking units: the agents built from their specs (one object per spec)."""
     built: dict[str, Agent] = {}
-    for which, spec in specs.items():
-        built.setdefault(spec, make_agent(spec))
-        _WORKER_AGENTS[which] = built[spec]
+    return {which: built.setdefault(spec, make_agent(spec)) for which, spec in specs.items()}
 
 
-def _worker_unit(args):
+def _run_rank_unit(agents: dict[str, Agent], args):
+    """One ranking unit as a :func:`~bgai.util.parallel.run_units` unit."""
     which, u, boards, dice, states, keep = args
-    return which, u, _unit(_WORKER_AGENTS[which], boards, dice, states, keep)
+    return _unit(agents[which], boards, dice, states, keep)
 
 
 def _evaluate(plan: _Plan, agents: dict[str, Agent], *, specs: dict[str, str | None], workers: int, chunk: int,
-              progress: Callable[[int], None] | None):
+              progress: Callable[[int], None] | None, backend: str = "local"):
     """Run every ranking unit and the cube jobs.
 
     Returns:
@@ -738,17 +734,15 @@ def _evaluate(plan: _Plan, agents: dict[str, Agent], *, specs: dict[str, str | N
         if progress is not None:
             progress(len(b))
 
-    if workers > 1 and len(units) > 1:
-        if not all(specs.get(w) for w in lists):
-            raise BgaiError("workers > 1 needs the agent's spec string (an agent made by make_agent)")
-        ctx = mp.get_context("spawn")
-        init = {w: specs[w] for w in lists}
-        with ctx.Pool(min(workers, len(units)), initializer=_init_worker, initargs=(init,)) as pool:
-            for which, u, res in pool.imap_unordered(_worker_unit, units):
-                take(which, u, res)
-    else:
-        for which, u, b, d, st, kp in units:
-            take(which, u, _unit(agents[which], b, d, st, kp))
+    remote = backend != "local" or (workers > 1 and len(units) > 1)
+    if remote and not all(specs.get(w) for w in lists):
+        raise BgaiError("workers > 1 needs the agent's spec string (an agent made by make_agent)")
+    init = {w: specs[w] for w in lists} if remote else {}
+    run = run_units(_run_rank_unit, units, workers=workers if remote else 1, setup=_worker_agents,
+                    setup_args=(init,), context=None if remote else agents, backend=backend,
+                    on_result=lambda k, res: take(units[k][0], units[k][1], res))
+    if run.interrupted:
+        raise KeyboardInterrupt(f"analysis interrupted ({run.interrupted})")
     m = len(plan.cube_boards)
     cube = {"nd": np.zeros(m), "dt": np.zeros(m), "dp": np.zeros(m), "mwc": np.full((m, 3), np.nan),
             "action": [""] * m}
@@ -925,7 +919,7 @@ def _zero_ply(agent: Agent, spec: str | None, luck_agent: Agent | str | None) ->
 def analyse_records(records: Sequence[MatchRecord], agent: Agent | str, *, sources: Sequence[str] | None = None,
                     workers: int = 1, chunk: int = DEFAULT_CHUNK, luck_agent: Agent | str | None = None,
                     progress: Callable[[int], None] | None = None,
-                    on_total: Callable[[int], None] | None = None) -> list[MatchAnalysis]:
+                    on_total: Callable[[int], None] | None = None, backend: str = "local") -> list[MatchAnalysis]:
     """Analyse matches (all their decisions batched together).
 
     Args:
@@ -938,6 +932,8 @@ def analyse_records(records: Sequence[MatchRecord], agent: Agent | str, *, sourc
         chunk: jobs (position, roll, cube) per agent call.
         progress: called with the number of jobs done after each unit.
         on_total: called once with the total number of jobs, before the first unit.
+        backend: :func:`bgai.util.parallel.run_units` backend of the ranking units (``'local'``; ``'ray'`` once
+            :func:`bgai.util.ray_backend.connect` ran: ``workers`` Ray actors).
 
     Returns:
         One :class:`MatchAnalysis` per record.  Results do not depend on ``workers``.
@@ -969,7 +965,7 @@ def analyse_records(records: Sequence[MatchRecord], agent: Agent | str, *, sourc
         on_total(len(plan.main.boards) + (len(plan.luck.boards) if luck_obj is not None else 0))
     agents = {"main": agent_obj, "luck": luck_obj or agent_obj}
     best, kept, cube = _evaluate(plan, agents, specs={"main": spec, "luck": luck_spec or spec}, workers=workers,
-                                 chunk=chunk, progress=progress)
+                                 chunk=chunk, progress=progress, backend=backend)
     label = _agent_label(agent_obj)
     return [_assemble(rec, items, best, kept, cube, src, label)
             for rec, items, src in zip(records, plan.items, sources)]

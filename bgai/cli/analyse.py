@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from bgai.cli.args import add_ray_option, parallel_backend
 from bgai.errors import AgentSpecError, BgaiError
 
 
@@ -63,6 +64,7 @@ def register(subparsers) -> None:
     p.add_argument("--worst", type=_ply, default=5, metavar="N",
                    help="worst errors listed and drawn per player (default 5)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_ray_option(p)
     p.set_defaults(func=run)
 
 
@@ -129,8 +131,9 @@ def run(args) -> int:
 
             def progress(n: int) -> None:
                 bar.update(n)
+    backend, workers = parallel_backend(args, "analyse")
     try:
-        analyses = analyse_files(files, spec, workers=args.workers, progress=progress, on_total=on_total)
+        analyses = analyse_files(files, spec, workers=workers, progress=progress, on_total=on_total, backend=backend)
     finally:
         if bar is not None:
             bar.close()

@@ -21,9 +21,11 @@ from contextlib import contextmanager
 from typing import BinaryIO, Iterator, TextIO, TypeVar
 
 from bgai.errors import BgaiError, quote_input, shorten_message
+from bgai.util import ray_backend
 
 __all__ = [
     "BgaiArgumentParser", "seed_type", "MAX_SEED", "batch_lines", "batch_items", "reading_batch", "error_text",
+    "add_ray_option", "parallel_backend",
 ]
 
 T = TypeVar("T")
@@ -149,3 +151,29 @@ def reading_batch(path: str) -> Iterator[None]:
         if isinstance(exc, BrokenPipeError):
             raise
         raise BgaiError(f"cannot read batch file {quote_input(path)}: {exc.strerror or exc}") from None
+
+
+def add_ray_option(parser: argparse.ArgumentParser) -> None:
+    """``--ray auto|ADDRESS``: run the command's work units on a Ray cluster (:mod:`bgai.util.ray_backend`)."""
+    parser.add_argument(
+        "--ray", metavar="auto|ADDRESS", default=None,
+        help="run the work units on a Ray cluster (pip install 'bgai[ray]'): 'auto' joins the cluster started on "
+        "this machine by 'ray start', else starts a local one; or a cluster address (HOST:6379). Workers: "
+        "--workers W if W > 1, else one per CPU of the cluster. Results are the same as without --ray")
+
+
+def parallel_backend(args: argparse.Namespace, command: str) -> tuple[str, int]:
+    """``(backend, workers)`` for :func:`bgai.util.parallel.run_units` from ``--ray`` and ``--workers``; joins the
+    Ray cluster (a note on stderr) when ``--ray`` is given.
+
+    Raises:
+        BgaiError: ray not installed, or the cluster cannot be joined.
+    """
+    workers = getattr(args, "workers", 1) or 1
+    if getattr(args, "ray", None) is None:
+        return "local", workers
+    what = ray_backend.connect(args.ray)
+    if workers <= 1:
+        workers = max(1, ray_backend.cluster_cpus())
+    print(f"bgai {command}: {what}; {workers} worker(s)", file=sys.stderr, flush=True)
+    return "ray", workers

@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 
-from bgai.cli.args import seed_type
+from bgai.cli.args import add_ray_option, parallel_backend, seed_type
 from bgai.errors import BgaiError
 
 
@@ -60,6 +60,7 @@ def register(subparsers) -> None:
                    help="also write the report as JSON to FILE (atomically; checked before any game is played)")
     p.add_argument("--plain", action="store_true", help="independent games instead of duplicate-dice pairs")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_ray_option(p)
     cube = p.add_argument_group(
         "cube and matches",
         "agents with probabilities use bgai.game.cube (Janowski / GNU Backgammon 0-ply cube logic); others never double "
@@ -91,6 +92,7 @@ def run(args) -> int:
         return _run_cubeful(args)
     if args.games is None:
         raise BgaiError("eval needs --games N (or --cube --games N, or --match N --matches M)")
+    backend, args.workers = parallel_backend(args, "eval")
     report = evaluate(
         args.agent_a,
         args.agent_b,
@@ -100,6 +102,7 @@ def run(args) -> int:
         duplicate=not args.plain,
         progress=not args.no_progress,
         on_plan=_note_workers(args.workers, args.games),
+        backend=backend,
     )
     return _publish(report, args.json)
 
@@ -172,8 +175,10 @@ def _run_cubeful(args) -> int:
         if args.games is None:
             raise BgaiError("--cube needs --games N")
         rules, count = MatchRules.money(jacoby=not args.no_jacoby, cube_limit=args.cube_limit), args.games
+    backend, args.workers = parallel_backend(args, "eval")
     report = evaluate_cubeful(
         args.agent_a, args.agent_b, count, args.seed, rules=rules, workers=args.workers,
         duplicate=not args.plain, progress=not args.no_progress, on_plan=_note_workers(args.workers, count),
+        backend=backend,
     )
     return _publish(report, args.json)

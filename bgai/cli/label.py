@@ -11,7 +11,7 @@ import argparse
 import sys
 import time
 
-from bgai.cli.args import seed_type
+from bgai.cli.args import add_ray_option, parallel_backend, seed_type
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,13 +35,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--truncate", type=int, default=0, help="rollout truncation in plies (--kind rollout; 0 = none)")
     p.add_argument("--seed", type=seed_type, default=1, help="seed (default 1)")
     p.add_argument("--workers", type=int, default=1, help="processes (default 1); shards do not depend on it")
+    add_ray_option(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bgai label``."""
     from bgai.agents.registry import resolve_spec
-    from bgai.train.labels import LabelSettings, make_labels
+    from bgai.train.labels import LabelSettings, LabelsInterrupted, make_labels
 
     settings = LabelSettings(model=resolve_spec(args.model), kind=args.kind, seed=args.seed,
                              games_per_shard=args.games, keep=args.keep, disagree=args.disagree,
@@ -51,7 +52,13 @@ def run(args: argparse.Namespace) -> int:
     def progress(done: int, total: int) -> None:
         print(f"  shard {done}/{total} done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
 
-    made = make_labels(args.out, settings, args.shards, workers=args.workers, progress=progress)
+    backend, workers = parallel_backend(args, "label")
+    try:
+        made = make_labels(args.out, settings, args.shards, workers=workers, progress=progress, backend=backend)
+    except LabelsInterrupted as stop:
+        print(f"bgai label: {stop}; {len(stop.made)} shard(s) written, run the same command again to resume "
+              f"(folder {args.out})", file=sys.stderr)
+        return 130
     print(f"{len(made)} shard(s) made in {time.perf_counter() - t0:.1f} s; {args.shards - len(made)} already there; "
           f"folder {args.out}")
     return 0

@@ -210,6 +210,11 @@ class RunConfig:
     evaluation)."""
     log_every: int = 1_000
     """Units between tensorboard and ``log.jsonl`` scalar logs."""
+    ray: str = ""
+    """Run the evaluations on a Ray cluster (``bgai[ray]``): ``'auto'`` (the cluster of ``ray start`` on this
+    machine, else a local one) or a cluster address; ``''`` (default): in this process.  One Ray worker per CPU
+    of the cluster; the figures are the same either way.  TD self-play itself does not run on Ray (its
+    ``td.workers`` are local processes)."""
 
     def validate(self) -> None:
         """Raises: ConfigError naming the key."""

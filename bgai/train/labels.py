@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing as mp
 import os
 import time
 from dataclasses import asdict, dataclass
@@ -51,9 +50,10 @@ from bgai.errors import BgaiError
 from bgai.game.play import play_games
 from bgai.model.classes import classify
 from bgai.util.fileio import atomic_write_bytes, atomic_write_json
-from bgai.util.threads import limit_threads
+from bgai.util.parallel import run_units
 
-__all__ = ["LABEL_KINDS", "LabelSettings", "label_shard", "make_labels", "load_labels", "Dataset"]
+__all__ = ["LABEL_KINDS", "LabelSettings", "label_shard", "make_labels", "load_labels", "Dataset", "label_context",
+           "run_label_unit", "LabelsInterrupted"]
 
 FORMAT = "bgai-labels"
 FORMAT_VERSION = 1
@@ -191,65 +191,71 @@ def _open_folder(folder: str, settings: LabelSettings) -> dict:
     return record
 
 
-_WORKER: tuple | None = None
+def label_context(settings: LabelSettings) -> tuple[Agent, LabelSettings]:
+    """The worker context of a label job (:func:`bgai.util.parallel.run_units`): the labelling agent, built once
+    per worker, and the settings."""
+    return make_agent(settings.model), settings
 
 
-def _init_worker(settings: LabelSettings) -> None:
-    global _WORKER
-
-    agent = make_agent(settings.model)
-    limit_threads(1)
-    _WORKER = (agent, settings)
+def run_label_unit(context: tuple[Agent, LabelSettings], shard: int) -> dict[str, np.ndarray]:
+    """One shard as a :func:`~bgai.util.parallel.run_units` unit: :func:`label_shard` of the context's agent."""
+    agent, settings = context
+    return label_shard(agent, settings, shard)
 
 
-def _worker_shard(shard: int):
-    agent, settings = _WORKER
-    return shard, label_shard(agent, settings, shard)
+class LabelsInterrupted(KeyboardInterrupt):
+    """A label job stopped by Ctrl-C / SIGTERM; the shards that finished are written (attribute ``made``)."""
+
+    def __init__(self, signal_name: str, made: list[int]) -> None:
+        super().__init__(f"interrupted ({signal_name}) after {len(made)} shard(s) made")
+        self.made = made
 
 
 def make_labels(folder: str, settings: LabelSettings, shards: int, *, workers: int = 1,
-                progress: Callable[[int, int], None] | None = None) -> list[int]:
+                progress: Callable[[int, int], None] | None = None, backend: str = "local") -> list[int]:
     """Make shards ``0 .. shards-1`` of a label job in ``folder``, skipping those already there (resume).
+
+    The shards run as :func:`bgai.util.parallel.run_units` units (one shard per unit); each finished shard is
+    written at once (atomically), in the order they finish.
 
     Args:
         folder: the dataset folder (created; an existing one must hold the same settings).
         settings: :class:`LabelSettings`.
         shards: how many shards the job has in all.
-        workers: processes (1 = this process).  The shards do not depend on it.
+        workers: processes or Ray actors (1 = this process with the local backend).  The shards do not depend on
+            it.
         progress: called as ``progress(done, shards)`` after each shard.
+        backend: :func:`~bgai.util.parallel.run_units` backend (``'local'``, or ``'ray'`` once
+            :func:`bgai.util.ray_backend.connect` ran).
 
     Returns:
-        The shard indices made by this call.
+        The shard indices made by this call, in the order they finished.
 
     Raises:
         LabelError: bad settings, or a folder made with other settings.
+        LabelsInterrupted: Ctrl-C / SIGTERM; the finished shards are written (``made``), a later call resumes.
     """
     settings.check()
     if shards < 1:
         raise LabelError(f"shards must be >= 1, got {shards}")
     _open_folder(folder, settings)
     todo = [i for i in range(shards) if not os.path.exists(os.path.join(folder, _SHARD.format(i)))]
-    done = shards - len(todo)
+    done = [shards - len(todo)]
     made: list[int] = []
     if not todo:
         return made
-    if workers <= 1:
-        agent = make_agent(settings.model)
-        for i in todo:
-            _write_shard(folder, i, label_shard(agent, settings, i))
-            made.append(i)
-            done += 1
-            if progress:
-                progress(done, shards)
-        return made
-    ctx = mp.get_context("spawn")
-    with ctx.Pool(min(workers, len(todo)), initializer=_init_worker, initargs=(settings,)) as pool:
-        for i, arrays in pool.imap_unordered(_worker_shard, todo):
-            _write_shard(folder, i, arrays)
-            made.append(i)
-            done += 1
-            if progress:
-                progress(done, shards)
+
+    def write(u: int, arrays: dict[str, np.ndarray]) -> None:
+        _write_shard(folder, todo[u], arrays)
+        made.append(todo[u])
+        done[0] += 1
+        if progress:
+            progress(done[0], shards)
+
+    run = run_units(run_label_unit, todo, workers=workers, setup=label_context, setup_args=(settings,),
+                    backend=backend, on_result=write)
+    if run.interrupted:
+        raise LabelsInterrupted(run.interrupted, made)
     return made
 
 

@@ -55,6 +55,7 @@ from bgai.model.bundle import (
 )
 from bgai.train.config import ModelConfig, TrainConfig, config_from_checkpoint
 from bgai.train.trainer import Trainer
+from bgai.util import ray_backend
 from bgai.util.fileio import atomic_write_bytes, ensure_directory, stale_temps
 
 __all__ = [
@@ -380,13 +381,14 @@ class _StopFlag:
             signal.signal(sig, old)
 
 
-def evaluate_bundle(bundle: ModelBundle, games: int, seed: int, workers: int = 1) -> dict:
-    """Duplicate-dice evaluation of a bundle at 0-ply against pubeval.
+def evaluate_bundle(bundle: ModelBundle, games: int, seed: int, workers: int = 1, backend: str = "local") -> dict:
+    """Duplicate-dice evaluation of a bundle at 0-ply against pubeval (``backend``: of
+    :func:`bgai.util.parallel.run_units`, ``'ray'`` for ``run.ray``).
 
     Returns:
         ``{'opponent', 'games', 'ppg', 'ci95', 'win', 'gammon', 'seconds'}``.
     """
-    rep = evaluate(NeuralAgent(bundle, ply=0, name="bgai"), "pubeval", games, seed, workers=workers)
+    rep = evaluate(NeuralAgent(bundle, ply=0, name="bgai"), "pubeval", games, seed, workers=workers, backend=backend)
     return {
         "opponent": "pubeval",
         "games": int(rep.games),
@@ -501,7 +503,11 @@ class RunLoop:
         path = self.folder.snapshot(done)
         self._write(self._file(t.bundle(), False), path)
         bundle, _ = load_bundle(path)
-        record = {self.key: done, **evaluate_bundle(bundle, run.eval_games, run.eval_seed)}
+        backend, workers = "local", 1
+        if run.ray:
+            ray_backend.connect(run.ray)
+            backend, workers = "ray", max(1, ray_backend.cluster_cpus())
+        record = {self.key: done, **evaluate_bundle(bundle, run.eval_games, run.eval_seed, workers, backend)}
         self.evals.append(record)
         self.logs.evaluation(record)
         self.logs.scalars(done, {

@@ -108,17 +108,25 @@ def _raise_stop(signum, frame) -> None:
 
 
 @contextmanager
-def _stop_on_signals() -> Iterator[set[int]]:
+def _stop_on_signals() -> Iterator[tuple[set[int], list[int]]]:
     """SIGINT and SIGTERM raise :class:`_Stop` in the main thread while the block runs, where they are at their
     defaults (Python's KeyboardInterrupt, termination).  A caller that handles them itself (the trainer turns
-    them into a flag checked between steps) keeps its handlers.  Yields the signals taken over."""
+    them into a flag checked between steps) keeps its handlers.  Yields the signals taken over and the list of
+    those received (a library between the handler and :func:`run_units`, such as Ray's waits, may turn the
+    :class:`_Stop` into a plain KeyboardInterrupt: the list still names the signal)."""
+    received: list[int] = []
     if threading.current_thread() is not threading.main_thread():
-        yield set()
+        yield set(), received
         return
+
+    def stop(signum, frame) -> None:
+        received.append(signum)
+        _raise_stop(signum, frame)
+
     defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
-    old = {s: signal.signal(s, _raise_stop) for s, d in defaults.items() if signal.getsignal(s) is d}
+    old = {s: signal.signal(s, stop) for s, d in defaults.items() if signal.getsignal(s) is d}
     try:
-        yield set(old)
+        yield set(old), received
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
@@ -340,13 +348,16 @@ def run_units(
         if progress is not None:
             progress(len(run.results), run.total)
 
-    with _stop_on_signals() as ours:
+    with _stop_on_signals() as (ours, received):
         try:
             BACKENDS[backend](fn, units, run, collect, setup=setup, setup_args=setup_args, context=context)
         except _Stop as stop:
             run.interrupted = signal.Signals(stop.signum).name
         except KeyboardInterrupt:
-            if signal.SIGINT not in ours:  # the caller's own handler raised it: the caller decides
+            if received:  # our handler ran; the exception was re-raised as a plain KeyboardInterrupt on the way
+                run.interrupted = signal.Signals(received[0]).name
+            elif signal.SIGINT not in ours:  # the caller's own handler raised it: the caller decides
                 raise
-            run.interrupted = "SIGINT"
+            else:
+                run.interrupted = "SIGINT"
     return run

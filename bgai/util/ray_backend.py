@@ -1,0 +1,294 @@
+"""The ``'ray'`` backend of :func:`bgai.util.parallel.run_units`: work units on a Ray cluster (optional extra
+``bgai[ray]``; ``pip install 'bgai[ray]'``).
+
+Use.  :func:`connect` joins a cluster (``'auto'``: the one ``ray start --head`` made on this machine, else a local
+one started here; or an address ``HOST:PORT`` / ``ray://HOST:10001``) and registers the backend; then
+``run_units(..., backend='ray', workers=W)`` runs the units on ``W`` Ray actors.  The command line does both for
+``--ray auto|ADDRESS`` (``bgai eval``, ``bgai analyse``, ``bgai label``).
+
+How.  The job's ``(setup, setup_args)`` is put into Ray's object store once per job (one ``ray.put``; each node
+fetches it once, its actors share that copy).  A checkpoint named by a spec string in ``setup_args`` (an agent
+spec ``model.pt[:ply=N]``, also inside a tuple, list, dict or dataclass such as
+:class:`bgai.train.labels.LabelSettings`) travels with it as bytes: an actor on a machine where that path is
+missing or holds other bytes (sha256) writes them to ``$TMPDIR/bgai-ray/<sha256>/<name>`` and uses that path.
+Each actor (one CPU) runs ``setup(*setup_args)`` once, limits torch / BLAS to one thread
+(:func:`bgai.util.threads.limit_threads`), then runs the units handed to it; the driver keeps each actor busy
+with up to two units (so the next one is already there when one finishes) and hands out the rest as results come
+back.  A unit is ``fn(context, unit)`` with ``fn`` and the unit pickled per task (a few hundred bytes); its
+result comes back through the object store.  So results are those of the local backend, bit for bit (the units
+are pure functions of ``(setup_args, unit)``: :mod:`bgai.util.parallel`).
+
+Faults.  Actors are made with ``max_restarts`` and ``max_task_retries`` (:data:`RESTARTS`): when an actor's
+process dies (killed, out of memory, its machine lost), Ray starts it again (``setup`` runs again) and re-runs
+the units it had not returned; a unit's result is taken once (the first and only reply to its task), so none is
+counted twice, and the result of the job is unchanged.  An actor that dies more than :data:`RESTARTS` times
+raises :class:`bgai.util.parallel.WorkerDied`.  An exception raised by ``fn`` or ``setup`` is not retried: it
+is raised in the driver (as the same exception class) after the actors are stopped.
+
+Interrupts.  The driver waits for results in short slices (:data:`POLL_S`), so Ctrl-C / SIGTERM stop the run as
+on the local backend: the units not finished are cancelled, the actors killed, and ``run_units`` returns the
+finished ones with ``interrupted`` set.
+
+Not supported: ``setup_args`` that name files other than checkpoints outside a shared file system are sent as
+bytes only when they are existing files named by a string (see above); a ``context`` built in the driver is not
+used (the actors build their own).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import signal
+import tempfile
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from bgai.errors import BgaiError
+from bgai.util.fileio import atomic_write_bytes
+from bgai.util.parallel import UnitRun, WorkerDied, register_backend
+from bgai.util.threads import limit_threads
+
+__all__ = ["connect", "ray_available", "cluster_cpus", "RESTARTS", "POLL_S", "IN_FLIGHT"]
+
+#: Restarts of a dead actor, and retries of the units it held, before the job fails with WorkerDied.
+RESTARTS = 4
+#: Seconds the driver waits for a result before looking at signals again.
+POLL_S = 0.2
+#: Units handed to an actor ahead of its results (1 = strictly one at a time).
+IN_FLIGHT = 2
+
+
+def ray_available() -> bool:
+    """Whether the ``ray`` package can be imported (the ``bgai[ray]`` extra)."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise BgaiError("the Ray backend needs the ray package: pip install 'bgai[ray]'") from None
+    return ray
+
+
+def connect(address: str = "auto", *, num_cpus: int | None = None, log_to_driver: bool = False) -> str:
+    """Join a Ray cluster (or start a local one) and register the ``'ray'`` backend of
+    :func:`bgai.util.parallel.run_units`.  Calling it again once connected does nothing.
+
+    Args:
+        address: ``'auto'``: the cluster started on this machine by ``ray start`` if there is one, else a new
+            local one (``num_cpus`` CPUs, default all); any other value: a cluster address (``HOST:6379``,
+            ``ray://HOST:10001``), which must be reachable.
+        num_cpus: CPUs of a local cluster started here (``None``: all of this machine's).
+        log_to_driver: show the workers' output here.
+
+    Returns:
+        A one-line description (the address and the CPUs the cluster has).
+
+    Raises:
+        BgaiError: ray is not installed, or the cluster at ``address`` cannot be joined (one line).
+    """
+    ray = _ray()
+    if not ray.is_initialized():
+        old_term = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+        common = dict(include_dashboard=False, log_to_driver=log_to_driver, configure_logging=False)
+        try:
+            if address == "auto":
+                try:
+                    ray.init(address="auto", **common)
+                except ConnectionError:
+                    ray.init(num_cpus=num_cpus, **common)
+            else:
+                ray.init(address=address, **common)
+        except Exception as exc:  # ray raises ConnectionError, ValueError, RuntimeError ...
+            raise BgaiError(f"cannot join the Ray cluster at {address!r}: {type(exc).__name__}: "
+                            f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+        if old_term is not None:  # ray.init sets its own: keep SIGTERM as before, so run_units stops on it
+            signal.signal(signal.SIGTERM, old_term)
+    register_backend("ray", _run_ray)
+    return f"Ray cluster {address}: {cluster_cpus()} CPU(s)"
+
+
+def cluster_cpus() -> int:
+    """CPUs of the Ray cluster joined (0 when not connected)."""
+    ray = _ray()
+    if not ray.is_initialized():
+        return 0
+    return int(ray.cluster_resources().get("CPU", 0))
+
+
+# --- checkpoints sent as bytes -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Shipped:
+    """A string that named an existing file: its bytes, to be landed on the worker's machine."""
+
+    text: str
+    path: str
+    sha256: str
+    data: bytes
+
+
+def _file_part(text: str) -> str | None:
+    """The existing file a spec string names (the whole string, or the part before its last ``:``), or None."""
+    for candidate in (text, text.rsplit(":", 1)[0] if ":" in text else None):
+        if candidate and os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def _ship(obj: Any) -> Any:
+    """``obj`` with each string naming an existing file replaced by :class:`_Shipped` (recursively)."""
+    if isinstance(obj, str):
+        path = _file_part(obj)
+        if path is None:
+            return obj
+        with open(path, "rb") as f:
+            data = f.read()
+        return _Shipped(obj, path, hashlib.sha256(data).hexdigest(), data)
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_ship(x) for x in obj)
+    if isinstance(obj, dict):
+        return {k: _ship(v) for k, v in obj.items()}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return _ShippedDataclass(obj, {f.name: _ship(getattr(obj, f.name)) for f in dataclasses.fields(obj)
+                                       if isinstance(getattr(obj, f.name), str) and _file_part(getattr(obj, f.name))})
+    return obj
+
+
+@dataclass(frozen=True)
+class _ShippedDataclass:
+    value: Any
+    fields: dict
+
+
+def _same_file(path: str, sha256: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest() == sha256
+    except OSError:
+        return False
+
+
+def _land(obj: Any) -> Any:
+    """Undo :func:`_ship` on a worker: files written where needed, strings pointing at them."""
+    if isinstance(obj, _Shipped):
+        if _same_file(obj.path, obj.sha256):
+            return obj.text
+        local = os.path.join(tempfile.gettempdir(), "bgai-ray", obj.sha256, os.path.basename(obj.path))
+        if not _same_file(local, obj.sha256):
+            os.makedirs(os.path.dirname(local), exist_ok=True)
+            atomic_write_bytes(local, obj.data)
+        return local + obj.text[len(obj.path):]
+    if isinstance(obj, _ShippedDataclass):
+        return dataclasses.replace(obj.value, **{k: _land(v) for k, v in obj.fields.items()})
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_land(x) for x in obj)
+    if isinstance(obj, dict):
+        return {k: _land(v) for k, v in obj.items()}
+    return obj
+
+
+# --- actors ------------------------------------------------------------------------------------------------------
+
+
+class _UnitWorker:
+    """A Ray actor: the job's context built once, then units run one at a time."""
+
+    def __init__(self, job_ref: list) -> None:
+        setup, setup_args = _ray().get(job_ref[0])  # a list: Ray resolves only top-level references itself
+        self.context, self.error = None, None
+        try:
+            self.context = setup(*_land(setup_args)) if setup is not None else None
+            limit_threads(1)
+        except Exception as exc:  # noqa: BLE001 - raised with the first unit, as the local backend does
+            self.error = exc
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def run(self, fn: Callable[[Any, Any], Any], unit: Any) -> Any:
+        if self.error is not None:
+            raise self.error
+        return fn(self.context, unit)
+
+
+_ACTOR_CLASS = None
+
+
+def _actor_class():
+    global _ACTOR_CLASS
+    if _ACTOR_CLASS is None:
+        _ACTOR_CLASS = _ray().remote(num_cpus=1, max_restarts=RESTARTS, max_task_retries=RESTARTS,
+                                     concurrency_groups={"control": 1})(_UnitWorker)
+    return _ACTOR_CLASS
+
+
+#: Actors of the run in progress (for tests: a fault test kills one of their processes).
+LIVE_ACTORS: list = []
+
+
+def actor_pid(actor) -> int:
+    """The process id of a live actor of a run (answered beside the unit it is running: concurrency group
+    ``control``)."""
+    ray = _ray()
+    return ray.get(actor.pid.options(concurrency_group="control").remote())
+
+
+def _run_ray(fn, units: Sequence, run: UnitRun, collect: Callable[[int, Any], None], *, setup, setup_args,
+             context) -> None:
+    """The ``'ray'`` backend (:data:`bgai.util.parallel.BACKENDS`); ``context`` is not used."""
+    ray = _ray()
+    if not ray.is_initialized():
+        raise BgaiError("the Ray backend is not connected: call bgai.util.ray_backend.connect() first")
+    from ray.exceptions import RayActorError, RayTaskError
+
+    job = ray.put((setup, _ship(setup_args)))
+    actors = [_actor_class().remote([job]) for _ in range(run.workers)]
+    LIVE_ACTORS[:] = actors
+    todo = list(range(len(units)))[::-1]
+    pending: dict[Any, tuple[int, int]] = {}  # ref -> (actor, unit index)
+    load = [0] * len(actors)
+
+    def submit(a: int) -> None:
+        i = todo.pop()
+        pending[actors[a].run.remote(fn, units[i])] = (a, i)
+        load[a] += 1
+
+    try:
+        for _ in range(IN_FLIGHT):
+            for a in range(len(actors)):
+                if todo:
+                    submit(a)
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=POLL_S)
+            for ref in ready:
+                a, i = pending.pop(ref)
+                load[a] -= 1
+                try:
+                    result = ray.get(ref)
+                except RayTaskError as exc:
+                    cause = exc.cause if getattr(exc, "cause", None) is not None else exc
+                    raise cause from None
+                except RayActorError as exc:
+                    raise WorkerDied(f"Ray worker {a} died more than {RESTARTS} times (last: "
+                                     f"{type(exc).__name__})") from None
+                collect(i, result)
+                if todo:
+                    submit(a)
+    finally:
+        for ref in pending:
+            try:
+                ray.cancel(ref, force=False)
+            except Exception:  # noqa: BLE001 - the actor is killed next anyway
+                pass
+        for actor in actors:
+            ray.kill(actor, no_restart=True)
+        LIVE_ACTORS[:] = []
