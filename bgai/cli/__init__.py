@@ -1,4 +1,4 @@
-"""bgai's command line: ``bgai moves | hint | eval | train | export | serve | play``.
+"""bgai's command line: ``bgai moves | hint | rollout | eval | train | export | serve | play``.
 
 This package only parses arguments and calls the library; nothing in the library imports it.  Each subcommand
 lives in its own module ``bgai/cli/<name>.py`` exposing ``register(subparsers)``, which adds its parser and sets
@@ -15,7 +15,7 @@ import sys
 from bgai.errors import BgaiError
 
 #: Subcommand modules, in the order ``bgai --help`` lists them.
-COMMANDS = ("moves", "hint", "eval", "train", "export", "serve", "play")
+COMMANDS = ("moves", "hint", "rollout", "eval", "train", "export", "serve", "play")
 
 
 def build_parser() -> argparse.ArgumentParser:
