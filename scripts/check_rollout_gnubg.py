@@ -19,13 +19,15 @@ and the call crashes or rolls out garbage; and its ``AUTO`` level stops contact 
 
 Agreement: for the cubeless equity and each of the five probabilities, ``z = (bgai - gnubg) / sqrt(se_bgai^2 +
 se_gnubg^2)``; a quantity agrees when ``|z| <= 3`` (a quantity both sides report as exactly 0 or 1 with no error
-agrees when the values are equal).  Correct rollouts give |z| <= 3 about 99.7% of the time and mean z^2 about 1.
+agrees when the values are equal).  A plain rollout's probability that no trial (or every trial) hit has sample
+SE 0; its SE is taken as at least the binomial ``sqrt(p (1 - p) / trials)`` with ``p`` the mean of both results.  Correct rollouts give |z| <= 3 about 99.7% of the time and mean z^2 about 1.
 The 0-ply nets of gnubg-nn and of GNU Backgammon 1.07 differ slightly (their probabilities differ by ~3e-4), so
 the two rollouts play a few plays differently; the effect is far below the standard errors here.
 
 Usage::
 
-    python scripts/check_rollout_gnubg.py --positions 100 --trials 648 [--vr] [--workers 2] [--json out.json]
+    python scripts/check_rollout_gnubg.py --positions 100 --trials 648 [--workers 2] [--json out.json]
+    python scripts/check_rollout_gnubg.py --positions 100 --trials 72 --vr --gnubg-trials 1296 --workers 2
 
 Exit status 0 when every |z| <= 4 and at least 95% of the quantities agree within 3 standard errors, 1 otherwise,
 2 when gnubg or gnubg-nn is not installed.
@@ -209,14 +211,32 @@ def zscores(a: np.ndarray, sa: np.ndarray, b: np.ndarray, sb: np.ndarray) -> np.
     return z
 
 
-def compare(boards: np.ndarray, groups: list[str], bgai: list, gnubg: list[dict]) -> dict:
-    """Per-position z-scores of the equity and the five probabilities, and the summary (module docstring)."""
+def binomial_floor(se: np.ndarray, p: np.ndarray, n: int) -> np.ndarray:
+    """Standard errors of a plain rollout's probabilities, at least the binomial ``sqrt(p (1 - p) / n)``.
+
+    A plain trial's outcomes are 0 or 1, so the sample SE of an outcome seen in no trial (or in all) is 0 although
+    its true SE is not; ``p`` should be the best estimate at hand (here the mean of both rollouts).
+    """
+    p = np.clip(p, 0.0, 1.0)
+    return np.maximum(se, np.sqrt(p * (1.0 - p) / n))
+
+
+def compare(boards: np.ndarray, groups: list[str], bgai: list, gnubg: list[dict], *, gnubg_trials: int) -> dict:
+    """Per-position z-scores of the equity and the five probabilities, and the summary (module docstring).
+
+    The probabilities' standard errors of plain rollouts (gnubg's; bgai's without variance reduction) are floored
+    at their binomial value (:func:`binomial_floor`).
+    """
     rows = []
     for k, (r, g) in enumerate(zip(bgai, gnubg)):
         a = np.concatenate([[r.equity], r.probabilities])
         sa = np.concatenate([[r.equity_se], r.std_errors])
         b = np.concatenate([[g["equity"]], g["probabilities"]])
         sb = np.concatenate([[g["equity_se"]], g["std_errors"]])
+        pooled = (a[1:] + b[1:]) / 2
+        sb[1:] = binomial_floor(sb[1:], pooled, gnubg_trials)
+        if not r.settings.variance_reduction:
+            sa[1:] = binomial_floor(sa[1:], pooled, r.trials)
         z = zscores(a, sa, b, sb)
         rows.append({"position": gnubg_ids(boards[k]).split(":")[0], "group": groups[k],
                      "bgai": dict(zip(QUANTITIES, a.round(6).tolist())), "bgai_se": dict(zip(QUANTITIES, sa.round(6).tolist())),
@@ -242,7 +262,8 @@ def compare(boards: np.ndarray, groups: list[str], bgai: list, gnubg: list[dict]
 
 
 def run_check(n_positions: int, trials: int, seed: int, *, vr: bool = False, workers: int = 1,
-              gnubg_threads: int = 1, games: int | None = None, verbose: bool = False) -> dict:
+              gnubg_threads: int = 1, gnubg_trials: int | None = None, games: int | None = None,
+              verbose: bool = False) -> dict:
     """Sample positions, roll them out with bgai and with GNU Backgammon, and compare (see the module docstring)."""
     from bgai.agents.gnubg import GnubgAgent
     from bgai.agents.registry import make_agent
@@ -253,7 +274,7 @@ def run_check(n_positions: int, trials: int, seed: int, *, vr: bool = False, wor
     t0 = time.perf_counter()
     boards, groups = sample_positions(n_positions, seed, games)
     t1 = time.perf_counter()
-    ref = gnubg_rollouts(boards, trials, seed + 1, gnubg, threads=gnubg_threads)
+    ref = gnubg_rollouts(boards, gnubg_trials or trials, seed + 1, gnubg, threads=gnubg_threads)
     t2 = time.perf_counter()
     agent = make_agent("gnubg") if workers > 1 else GnubgAgent()
     ours = []
@@ -265,8 +286,9 @@ def run_check(n_positions: int, trials: int, seed: int, *, vr: bool = False, wor
             print(f"{k + 1:4d} {groups[k]:8s} bgai {r.equity:+.4f} +- {r.equity_se:.4f}   gnubg {g['equity']:+.4f} "
                   f"+- {g['equity_se']:.4f}", file=sys.stderr)
     t3 = time.perf_counter()
-    rep = compare(boards, groups, ours, ref)
-    rep["settings"] = {"positions": n_positions, "trials": trials, "seed": seed, "variance_reduction": vr,
+    rep = compare(boards, groups, ours, ref, gnubg_trials=gnubg_trials or trials)
+    rep["settings"] = {"positions": n_positions, "trials": trials, "gnubg_trials": gnubg_trials or trials,
+                       "seed": seed, "variance_reduction": vr,
                        "workers": workers, "gnubg_threads": gnubg_threads}
     rep["seconds"] = {"positions": round(t1 - t0, 1), "gnubg": round(t2 - t1, 1), "bgai": round(t3 - t2, 1)}
     return rep
@@ -275,9 +297,9 @@ def run_check(n_positions: int, trials: int, seed: int, *, vr: bool = False, wor
 def print_report(rep: dict) -> None:
     s = rep["summary"]
     st = rep["settings"]
-    print(f"{s['positions']} positions, {st['trials']} trials each, bgai gnubg agent 0-ply "
-          f"{'with' if st['variance_reduction'] else 'without'} variance reduction vs GNU Backgammon 1.07 "
-          "(gnubg -t) 0-ply rollouts, cubeless")
+    print(f"{s['positions']} positions: bgai gnubg agent 0-ply, {st['trials']} trials "
+          f"{'with' if st['variance_reduction'] else 'without'} variance reduction, vs GNU Backgammon 1.07 "
+          f"(gnubg -t) 0-ply, {st['gnubg_trials']} trials; cubeless rollouts")
     print(f"{'group':10s}{'n':>4s}{'within 3 SE':>13s}{'max |z|':>9s}{'mean z(eq)':>12s}")
     for name, g in s["by_group"].items():
         print(f"{name:10s}{g['n']:4d}{100 * g['within_3se']:12.1f}%{g['max_abs_z']:9.2f}{g['mean_z_equity']:+12.2f}")
@@ -306,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trials", type=int, default=648, help="trials per position on each side (default 648)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--vr", action="store_true", help="bgai with variance reduction (gnubg stays without)")
+    ap.add_argument("--gnubg-trials", type=int, help="trials of GNU Backgammon's rollouts (default: --trials)")
     ap.add_argument("--workers", type=int, default=1, help="bgai worker processes")
     ap.add_argument("--gnubg-threads", type=int, default=1)
     ap.add_argument("--json", help="write the full report here")
@@ -318,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         print("gnubg-nn is not installed (pip install gnubg-nn)", file=sys.stderr)
         return 2
     rep = run_check(args.positions, args.trials, args.seed, vr=args.vr, workers=args.workers,
-                    gnubg_threads=args.gnubg_threads, verbose=args.verbose)
+                    gnubg_threads=args.gnubg_threads, gnubg_trials=args.gnubg_trials, verbose=args.verbose)
     print_report(rep)
     if args.json:
         from bgai.fileio import atomic_write_json

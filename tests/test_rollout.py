@@ -309,6 +309,14 @@ def test_cli_plays_json(tmp_path, capsys):
     data = json.loads(path.read_text())
     assert data["kind"] == "plays" and len(data["plays"]) == 3 and data["trials"] == 36
     assert data["settings"]["truncate"] == 4 and data["plays"][0]["difference"] == 0.0
+    # --cube: ranked by the mover's cubeful equity (money, centred cube) computed from the rolled-out probabilities
+    rc = cli_main(["rollout", BEAROFF, "21", "--agent", MODEL, "--trials", "36", "--candidates", "3", "--truncate",
+                   "4", "--cube", "--json", str(path)])
+    assert rc == 0 and "ranked by cubeful equity" in capsys.readouterr().out
+    cube = json.loads(path.read_text())
+    cubeful = [p["cubeful_equity"] for p in cube["plays"]]
+    assert cubeful == sorted(cubeful, reverse=True)
+    assert {p["play"] for p in cube["plays"]} == {p["play"] for p in data["plays"]}
 
 
 @pytest.mark.parametrize("argv, msg", [

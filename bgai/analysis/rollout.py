@@ -14,15 +14,16 @@ GNU Backgammon manual, "Rollouts"):
     rollout seed too).  Every block of 36 consecutive trials has each first roll once and each second roll once,
     and 1296 trials have every (first, second) combination once.  (GNU Backgammon chains the second roll on the
     first in the same way; a plain ``(t // 36) % 36`` second roll would give the first 36 trials all the same
-    second roll.)  Later rolls of trial ``t`` come from its own stream, a SplitMix64 generator (Steele, Lea &
-    Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014; the generator numpy and xoshiro use to
-    seed others) started at a key hashed from ``(seed, t)``: roll ``k`` is a pure function of ``(seed, t, k)``,
-    computed for the whole batch at once, so every trial's dice depend on ``(seed, t)`` only, never on the batch,
-    the work unit or the number of workers.  (A numpy ``Generator`` per trial would do the same, but building
-    one costs about 30 microseconds, a quarter of a whole bear-off trial.)
+    second roll.)  Later rolls of trial ``t`` come from its own stream: the SplitMix64 generator (Steele, Lea &
+    Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014; Java's ``SplittableRandom``) started
+    at a key hashed from ``(seed, t)``, so roll ``k`` is a pure function of ``(seed, t, k)``, computed for the
+    whole batch at once: every trial's dice depend on ``(seed, t)`` only, never on the batch, the work unit or the
+    number of workers.  (A numpy ``Generator`` per trial would do the same, but building one costs about 30
+    microseconds, a quarter of a whole bear-off trial.)
 (b) **The same dice for every candidate play**: trial ``t`` of every candidate uses trial ``t``'s dice (the first
-    roll is then the opponent's), so the differences between plays are measured with far less noise than the
-    plays' equities themselves (each play's ``difference_se`` is the standard error of the paired difference).
+    roll is then the opponent's).  The candidates' results are then positively correlated (most in races, where
+    the same dice favour the same side whatever was played) and each play's ``difference_se`` is the standard
+    error of its paired, per-trial difference from the best play.
 (c) **Variance reduction** by luck adjustment (GNU Backgammon's "lookahead variance reduction", ``fVarRedn``): at
     every ply before the truncation, for the side on roll, every one of the 21 rolls is played with the agent's
     0-ply best play and the position after it evaluated at 0-ply (cubeless, the player who moved's view); the
@@ -42,8 +43,9 @@ GNU Backgammon manual, "Rollouts"):
 
 Batching: the trials (and all candidate plays) advance together, one ply at a time; each ply is one call of the
 move generator (:func:`bgai.movegen.afterstates`) and one evaluation for the whole batch; with variance reduction
-the 21 rolls of every live trial are generated and evaluated in one batch (in chunks of :data:`VR_CHUNK` trials to
-bound memory).  Trials are cut into work units of ``chunk_trials`` (default :func:`default_chunk`), which a
+the 21 rolls of every live trial are generated and evaluated in one batch (in chunks of :data:`VR_CHUNK` positions
+to bound memory).  At plies 0 and 1 the trials start from few distinct positions (one per root, then one per root
+and first roll): each distinct position and roll is played, and each distinct position looked ahead, only once.  Trials are cut into work units of ``chunk_trials`` (default :func:`default_chunk`), which a
 process pool (``spawn``) can share out (``workers``); the units, and so the results, do not depend on the worker
 count.  Evaluations run single-threaded (:func:`single_thread`), in this process as in the workers.
 
