@@ -73,3 +73,17 @@ def test_bad_settings_are_one_line_errors(tmp_path, capsys):
     assert main(["label", str(tmp_path / "y"), "--model", MODEL, "--keep", "2"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("bgai: error:") and "keep must be in" in err and "\n" not in err
+
+
+def test_rollout_labels_carry_standard_errors(tmp_path):
+    from bgai.analysis.rollout import rollout_position
+    from bgai.train.labels import position_seed
+
+    s = _settings(kind="rollout", trials=36, truncate=4, games_per_shard=2, keep=0.05)
+    make_labels(str(tmp_path / "r"), s, 1)
+    d = load_labels(str(tmp_path / "r"))
+    assert len(d) >= 1 and np.all(d.std_errors >= 0) and np.any(d.std_errors > 0)
+    agent = make_agent(MODEL)
+    r = rollout_position(agent, d.boards[0], trials=36, truncate=4, seed=position_seed(3, d.boards[0]))
+    np.testing.assert_allclose(d.probs[0], r.probabilities, atol=1e-6)
+    np.testing.assert_allclose(d.std_errors[0], r.std_errors, atol=1e-6)

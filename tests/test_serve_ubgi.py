@@ -347,9 +347,11 @@ def test_rollout_exact_and_known_values(engine):
     lines = engine.send(f"rollout {_xgid(b, CubeState())} trials 1296 seed 3") or engine.until_readyok()
     info = _info(lines[-2])
     eq, se = float(info["equity"]), float(info["se"])
-    assert info["trials"] == "1296" and 0.015 < se < 0.03
-    assert abs(eq - 0.625) < 4 * se
-    assert abs(float(_info(lines[-1])["win"]) - 0.8125) < 2 * se
+    # variance reduction (bgai.analysis.rollout) takes the luck out of every roll; with the agent's exact
+    # evaluation of this race nothing is left: the standard error is 0 up to rounding and the result exact
+    assert info["trials"] == "1296" and se < 0.005, info
+    assert abs(eq - 0.625) < max(4 * se, 1e-3), info
+    assert abs(float(_info(lines[-1])["win"]) - 0.8125) < max(2 * se, 1e-3)
     # the same seed gives the same result
     again = engine.send(f"rollout {_xgid(b, CubeState())} trials 1296 seed 3") or engine.until_readyok()
     assert again[-2:] == lines[-2:]

@@ -26,7 +26,7 @@ EXTRAS = {
 }
 
 #: Subcommand modules, in the order ``bgai --help`` lists them.
-COMMANDS = ("moves", "hint", "eval", "analyse", "train", "label", "export", "serve", "play", "bearoff")
+COMMANDS = ("moves", "hint", "eval", "analyse", "rollout", "train", "label", "export", "serve", "play", "bearoff")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -68,9 +68,8 @@ Where the draft leaves room, bgai does this:
 Rollouts: the engine calls :data:`ROLLOUT_ENGINE` with the signature of ``bgai.analysis.rollout.rollout_position``
 (``(agent, board, *, trials, seed, variance_reduction, progress)``, ``progress(trials done, trials asked, equity,
 se)`` after each batch of trials, a ``KeyboardInterrupt`` raised from ``progress`` ends the rollout with the
-trials done, ``partial=True``).  That rollout engine (quasi-random dice, variance reduction) is not on main yet;
-until it is, :func:`plain_rollout` is used: plain Monte-Carlo with the agent playing both sides through
-:mod:`bgai.game.play`'s phase functions.  The switch is the one assignment of :data:`ROLLOUT_ENGINE`.
+trials done, ``partial=True``): bgai's rollout engine (quasi-random dice, variance reduction).
+:func:`plain_rollout` (plain Monte-Carlo through :mod:`bgai.game.play`'s phase functions) has the same signature.
 
 Robustness: lines longer than :data:`MAX_LINE` bytes, NUL bytes, ``\\r\\n`` line ends and bytes that are not UTF-8
 are handled; an error never ends the engine, never prints a traceback and never writes to stdout anything but
@@ -93,6 +92,7 @@ import numpy as np
 from bgai import __version__
 from bgai.agents.base import Agent
 from bgai.agents.registry import BUILTINS, parse_spec, valid_specs
+from bgai.analysis.rollout import rollout_position
 from bgai.core.board import as_batch, flip, validate
 from bgai.core.equity import cubeless_equity
 from bgai.errors import AgentSpecError, BgaiError, InvalidPositionError, quote_input
@@ -303,9 +303,10 @@ def plain_rollout(
                               partial=partial)
 
 
-#: The rollout engine ``rollout`` runs: ``bgai.analysis.rollout.rollout_position`` once that module is on main
-#: (same signature and interruption), until then :func:`plain_rollout`.
-ROLLOUT_ENGINE: Callable[..., object] = plain_rollout
+#: The rollout engine ``rollout`` runs: bgai's rollouts (:func:`bgai.analysis.rollout.rollout_position`: quasi-random
+#: dice, variance reduction); :func:`plain_rollout` has the same signature and stays for agents without
+#: probabilities' tests and as the plain reference.
+ROLLOUT_ENGINE: Callable[..., object] = rollout_position
 
 
 # ------------------------------------------------------------------------------------------------------------

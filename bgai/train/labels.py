@@ -43,6 +43,7 @@ import numpy as np
 from bgai import __version__
 from bgai.agents.base import Agent
 from bgai.agents.registry import make_agent
+from bgai.analysis.rollout import rollout_position
 from bgai.core.board import is_game_over
 from bgai.core.equity import cubeless_equity
 from bgai.core.position_id import encode_position_ids
@@ -125,7 +126,21 @@ def _labeller(agent: Agent, settings: LabelSettings) -> Callable[[np.ndarray], t
             return p, np.zeros_like(p)
 
         return search
-    raise LabelError("rollout labels are not available in this build yet (bgai.analysis.rollout)")
+    def rolled(boards: np.ndarray):
+        # one rollout per position, seeded by the job's seed and the position (its Position ID): the same
+        # position gets the same dice wherever it is labelled
+        res = [rollout_position(agent, b, trials=settings.trials, truncate=settings.truncate or None,
+                                seed=position_seed(settings.seed, b)) for b in boards]
+        return (np.array([r.probabilities for r in res], dtype=np.float64),
+                np.array([r.std_errors for r in res], dtype=np.float64))
+
+    return rolled
+
+
+def position_seed(seed: int, board: np.ndarray) -> int:
+    """A 63-bit seed from the job's seed and a position (sha256 of both)."""
+    h = hashlib.sha256(np.int64(seed).tobytes() + np.ascontiguousarray(board, dtype=np.int8).tobytes()).digest()
+    return int.from_bytes(h[:8], "little") >> 1
 
 
 def label_shard(agent: Agent, settings: LabelSettings, shard: int) -> dict[str, np.ndarray]:
