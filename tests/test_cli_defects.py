@@ -131,7 +131,7 @@ def test_23_hint_defaults_to_the_shipped_model(capsys):
 
     code, out, _ = run(capsys, "hint", START, "31")
     lines = out.splitlines()
-    assert code == 0 and lines[0] == f"Position ID {START}, roll 3-1, agent default (equity), 0-ply"
+    assert code == 0 and lines[0] == f"Position ID {START}, roll 3-1, agent default (bgai-td128.pt) (equity), 0-ply"
     assert "score" not in out
     ref = rank_plays(make_agent("default"), starting_board(), "31")
     for line, r in zip(lines[1:], ref):
@@ -239,3 +239,12 @@ def test_25_hint_batch_stdin_answers_each_line_before_the_next_arrives():
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_22_hint_names_the_model_that_answered(capsys):
+    # 'default' stands for the shipped model: the header says which file answered
+    assert main(["hint", "4HPwATDgc/ABMA", "31"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "agent default (bgai-td128.pt)" in head and "0-ply" in head
+    assert main(["hint", "4HPwATDgc/ABMA"]) == 0
+    assert "agent default (bgai-td128.pt)" in capsys.readouterr().out.splitlines()[0]

@@ -40,6 +40,7 @@ status is then 1.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from bgai.cli.args import batch_items, error_text, reading_batch
@@ -77,6 +78,14 @@ def register(subparsers) -> None:
 
 def _spec(agent) -> str:
     return str(getattr(agent, "spec", None) or getattr(agent, "name", "agent"))
+
+
+def _agent_label(given: str, agent) -> str:
+    """The agent as the user named it, with the model that answered when that is another name (``default``):
+    ``'default (bgai-td128.pt)'``."""
+    spec = _spec(agent)
+    model = os.path.basename(spec.split(":")[0]) if os.sep in spec or spec.endswith((".pt", ".onnx", ".npz")) else spec
+    return given if model in (given, os.path.basename(given.split(":")[0])) else f"{given} ({model})"
 
 
 def _ranking(agent, req) -> str:
@@ -201,7 +210,7 @@ def _print_plays(args, agent, req, plays: list[dict]) -> None:
         head += f", Match ID {req.match_id}"
     if req.cube_given:
         head += f" ({describe_state(req.cube_state)})"
-    print(f"{head}, roll {req.dice}, agent {args.agent} ({kind}), {caps.ply}-ply")
+    print(f"{head}, roll {req.dice}, agent {_agent_label(args.agent, agent)} ({kind}), {caps.ply}-ply")
     notes = [f"  ranked by {_ranking(agent, req)}"]
     if req.rolled:
         notes.append("  the position's dice are rolled: checker play (cube decisions come before the roll)")
@@ -240,7 +249,7 @@ def _run_cube_hint(args, agent, req) -> int:
     caps = agent.capabilities
     ply = f", {caps.ply}-ply" if caps.ply is not None else ""
     print(f"Position ID {req.position_id}" + (f", Match ID {req.match_id}" if req.match_id else "")
-          + f": {describe_state(req.cube_state)}; agent {args.agent}{ply}")
+          + f": {describe_state(req.cube_state)}; agent {_agent_label(args.agent, agent)}{ply}")
     print(format_cube_decision(d))
     if req.double_offered:
         print(f"Proper response to the double: {'take' if d.take else 'pass'}")
