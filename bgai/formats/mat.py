@@ -46,6 +46,7 @@ from bgai.core.notation import format_play_plain
 from bgai.formats.matchrecord import (
     DROPPED,
     AcceptResign,
+    Action,
     Double,
     Drop,
     GameRecord,
@@ -106,14 +107,28 @@ def parse_mat(text: str) -> MatchRecord:
     if not isinstance(text, str):
         raise MatchRecordError(f".mat text must be a string, got {type(text).__name__}")
     lines = text.lstrip("\ufeff").splitlines()
+    k, length, info, flags = _read_header(lines)
+    rule_crawford, rule_jacoby = _match_rules(k, length, flags)
+    shell = MatchRecord(length=length, crawford=rule_crawford, jacoby=rule_jacoby, **info)
+    games, players = _read_games(lines, k, shell)
+    if players is None:
+        players = ("Player 0", "Player 1")
+    record = MatchRecord(players=players, length=length, games=tuple(games), crawford=rule_crawford,
+                         jacoby=rule_jacoby, **info)
+    return check_record(record)
+
+
+# header tags copied as they are into MatchRecord fields
+_INFO_TAGS = {"site": "site", "event": "event", "round": "round", "transcriber": "annotator"}
+
+
+def _read_header(lines: list[str]) -> tuple[int, int, dict, dict]:
+    """Read up to the ``N point match`` line: ``(next line index, length, info fields, rule flags)``."""
     n = len(lines)
     k = 0
     info: dict = {"extra": []}
     comments: list[str] = []
-    crawford: bool | None = None
-    jacoby: bool | None = None
-    length = None
-    # ---- header
+    flags: dict[str, bool | None] = {"crawford": None, "jacoby": None}
     while k < n:
         raw = lines[k]
         s = raw.strip()
@@ -121,59 +136,63 @@ def parse_mat(text: str) -> MatchRecord:
         if not s:
             continue
         if s[0] in ";#":
-            body = s[1:].strip()
-            m = _TAG_RE.match(body)
-            if not m:
-                if body:
-                    comments.append(body)
-                continue
-            tag, value = m.group(1).strip(), m.group(2)
-            key = tag.lower()
-            if key == "site":
-                info["site"] = value
-            elif key == "event":
-                info["event"] = value
-            elif key == "round":
-                info["round"] = value
-            elif key == "transcriber":
-                info["annotator"] = value
-            elif key == "eventdate":
-                dm = re.match(r"^(\d{4})[.\-/](\d{1,2})[.\-/](\d{1,2})$", value.strip())
-                if not dm:
-                    raise _err(k, f'header tag [EventDate "{value}"] is not a date YYYY.MM.DD')
-                info["date"] = f"{int(dm.group(1)):04d}-{int(dm.group(2)):02d}-{int(dm.group(3)):02d}"
-            elif key == "crawford":
-                crawford = _on_off(k, tag, value)
-            elif key == "jacoby":
-                jacoby = _on_off(k, tag, value)
-            elif key == "variation":
-                if value.strip().lower() != "backgammon":
-                    raise _err(k, f"variation {value!r} is not supported (only standard backgammon)")
-            else:
-                info["extra"].append((tag, value))
+            _read_header_comment(s[1:].strip(), k, info, comments, flags)
             continue
         m = _LENGTH_RE.match(raw)
         if not m:
             raise _err(k, f"expected the 'N point match' line, found {s[:60]!r}")
-        length = int(m.group(1))
-        break
-    if length is None:
-        raise MatchRecordError(f"line {max(n, 1)}: no 'N point match' line (not a .mat file, or truncated)",
-                               line=max(n, 1))
-    if comments:
-        info["comment"] = "\n".join(comments)
+        if comments:
+            info["comment"] = "\n".join(comments)
+        info["extra"] = tuple(info["extra"])
+        return k, int(m.group(1)), info, flags
+    raise MatchRecordError(f"line {max(n, 1)}: no 'N point match' line (not a .mat file, or truncated)",
+                           line=max(n, 1))
+
+
+def _read_header_comment(body: str, k: int, info: dict, comments: list[str], flags: dict) -> None:
+    """One ``; ...`` header line: a ``[Tag "value"]`` goes into ``info`` or ``flags``, other text into comments."""
+    m = _TAG_RE.match(body)
+    if not m:
+        if body:
+            comments.append(body)
+        return
+    tag, value = m.group(1).strip(), m.group(2)
+    key = tag.lower()
+    if key in _INFO_TAGS:
+        info[_INFO_TAGS[key]] = value
+    elif key == "eventdate":
+        info["date"] = _event_date(k, value)
+    elif key in flags:
+        flags[key] = _on_off(k, tag, value)
+    elif key == "variation":
+        if value.strip().lower() != "backgammon":
+            raise _err(k, f"variation {value!r} is not supported (only standard backgammon)")
+    else:
+        info["extra"].append((tag, value))
+
+
+def _event_date(k: int, value: str) -> str:
+    dm = re.match(r"^(\d{4})[.\-/](\d{1,2})[.\-/](\d{1,2})$", value.strip())
+    if not dm:
+        raise _err(k, f'header tag [EventDate "{value}"] is not a date YYYY.MM.DD')
+    return f"{int(dm.group(1)):04d}-{int(dm.group(2)):02d}-{int(dm.group(3)):02d}"
+
+
+def _match_rules(k: int, length: int, flags: dict) -> tuple[bool, bool]:
+    """``(crawford, jacoby)`` from the header tags; Crawford only in matches, Jacoby only in sessions."""
+    crawford, jacoby = flags["crawford"], flags["jacoby"]
     if length > 0:
         if jacoby:
             raise _err(k, "the Jacoby rule is for money sessions, but this is a match")
-        rule_crawford, rule_jacoby = (True if crawford is None else crawford), False
-    else:
-        if crawford:
-            raise _err(k, "the Crawford rule is for matches, but this is a money session (0 point match)")
-        rule_crawford, rule_jacoby = False, (True if jacoby is None else jacoby)
-    info["extra"] = tuple(info["extra"])
-    shell = MatchRecord(length=length, crawford=rule_crawford, jacoby=rule_jacoby, **info)
+        return (True if crawford is None else crawford), False
+    if crawford:
+        raise _err(k, "the Crawford rule is for matches, but this is a money session (0 point match)")
+    return False, (True if jacoby is None else jacoby)
 
-    # ---- games
+
+def _read_games(lines: list[str], k: int, shell: MatchRecord) -> tuple[list[GameRecord], tuple[str, str] | None]:
+    """Read every game from line index ``k`` on: ``(games, player names or None when there is no game)``."""
+    n = len(lines)
     games: list[GameRecord] = []
     players: tuple[str, str] | None = None
     crawford_done = False
@@ -190,65 +209,84 @@ def parse_mat(text: str) -> MatchRecord:
         game_line = k
         if number != len(games) + 1:
             raise _err(k, f"expected game {len(games) + 1}, found 'Game {number}'")
-        # score line
-        while k < n and not lines[k].strip():
-            k += 1
-        if k >= n:
-            raise _err(k, f"game {number} has no player/score line (truncated file?)")
-        sm = _SCORE_RE.match(lines[k])
-        k += 1
-        if not sm:
-            raise _err(k, f"expected 'name : score   name : score', found {lines[k - 1].strip()[:60]!r}")
-        names = (sm.group(1), sm.group(3))
-        score = (int(sm.group(2)), int(sm.group(4)))
-        if not names[0] or not names[1]:
-            raise _err(k, "a player name is empty")
+        k, names, score = _read_score_line(lines, k, number)
         if games:
-            prev = games[-1]
-            if prev.result is None:
-                raise _err(game_line, f"game {prev.number} is unfinished, but game {number} follows")
-            want = list(prev.score)
-            want[prev.result.winner] += prev.result.points
-            if length > 0 and max(want) >= length:
-                raise _err(game_line, f"game {number} follows the end of the match ({want[0]}-{want[1]})")
-            if score != tuple(want):
-                raise _err(k, f"the score at the start of game {number} should be {want[0]}-{want[1]}, the file "
-                              f"says {score[0]}-{score[1]}")
+            _check_start_score(games[-1], number, score, game_line, k, shell.length)
         if players is None:
             players = names
         elif names != players:
             raise _err(k, f"player names {names} differ from game 1's {players}")
-        cflag = False
-        if length > 0 and rule_crawford and not crawford_done:
-            at = [x == length - 1 for x in score]
-            if at[0] != at[1]:
-                cflag = crawford_done = True
-            elif at[0]:
-                crawford_done = True
+        cflag, crawford_done = _crawford_flag(shell, score, crawford_done)
         r = GameReplay(shell, number, score, cflag)
-        result_line: int | None = None
-        last_line = k
-        while k < n:
-            raw = lines[k]
-            if _GAME_RE.match(raw):
-                break
-            k += 1
-            if not raw.strip():
-                continue
-            if raw.strip()[0] in ";#":
-                continue
-            last_line = k
-            result_line = _read_move_line(raw, k, r, result_line)
-        if r.result is not None and result_line is None:
-            raise _err(last_line, f"game {number} is over (player {r.result.winner} wins) but has no "
-                                  "'Wins N points' line (truncated file?)")
+        k = _read_game_body(lines, k, r, number)
         games.append(GameRecord(number=number, score=score, crawford=cflag, actions=tuple(r.actions),
                                 result=r.result, line=game_line))
-    if players is None:
-        players = ("Player 0", "Player 1")
-    record = MatchRecord(players=players, length=length, games=tuple(games), crawford=rule_crawford,
-                         jacoby=rule_jacoby, **info)
-    return check_record(record)
+    return games, players
+
+
+def _read_score_line(lines: list[str], k: int, number: int) -> tuple[int, tuple[str, str], tuple[int, int]]:
+    """The ``name : score   name : score`` line after ``Game N``: ``(next line index, names, score)``."""
+    n = len(lines)
+    while k < n and not lines[k].strip():
+        k += 1
+    if k >= n:
+        raise _err(k, f"game {number} has no player/score line (truncated file?)")
+    sm = _SCORE_RE.match(lines[k])
+    k += 1
+    if not sm:
+        raise _err(k, f"expected 'name : score   name : score', found {lines[k - 1].strip()[:60]!r}")
+    names = (sm.group(1), sm.group(3))
+    score = (int(sm.group(2)), int(sm.group(4)))
+    if not names[0] or not names[1]:
+        raise _err(k, "a player name is empty")
+    return k, names, score
+
+
+def _check_start_score(prev: GameRecord, number: int, score: tuple[int, int], game_line: int, k: int,
+                       length: int) -> None:
+    """The previous game must be finished and the match not over; ``score`` must follow from its result."""
+    if prev.result is None:
+        raise _err(game_line, f"game {prev.number} is unfinished, but game {number} follows")
+    want = list(prev.score)
+    want[prev.result.winner] += prev.result.points
+    if length > 0 and max(want) >= length:
+        raise _err(game_line, f"game {number} follows the end of the match ({want[0]}-{want[1]})")
+    if score != tuple(want):
+        raise _err(k, f"the score at the start of game {number} should be {want[0]}-{want[1]}, the file "
+                      f"says {score[0]}-{score[1]}")
+
+
+def _crawford_flag(shell: MatchRecord, score: tuple[int, int], crawford_done: bool) -> tuple[bool, bool]:
+    """``(this game is the Crawford game, the Crawford game has been reached)`` for a game starting at ``score``."""
+    length = shell.length
+    if not (length > 0 and shell.crawford and not crawford_done):
+        return False, crawford_done
+    at = [x == length - 1 for x in score]
+    if at[0] != at[1]:
+        return True, True
+    return False, bool(at[0])
+
+
+def _read_game_body(lines: list[str], k: int, r: GameReplay, number: int) -> int:
+    """Apply the move lines of one game to ``r`` up to the next ``Game N`` line; returns that line's index."""
+    n = len(lines)
+    result_line: int | None = None
+    last_line = k
+    while k < n:
+        raw = lines[k]
+        if _GAME_RE.match(raw):
+            break
+        k += 1
+        if not raw.strip():
+            continue
+        if raw.strip()[0] in ";#":
+            continue
+        last_line = k
+        result_line = _read_move_line(raw, k, r, result_line)
+    if r.result is not None and result_line is None:
+        raise _err(last_line, f"game {number} is over (player {r.result.winner} wins) but has no "
+                              "'Wins N points' line (truncated file?)")
+    return k
 
 
 def _cells(raw: str, line: int) -> list[tuple[int, int, str]]:
@@ -278,68 +316,91 @@ def _cells(raw: str, line: int) -> list[tuple[int, int, str]]:
 
 def _read_move_line(raw: str, line: int, r: GameReplay, result_line: int | None) -> int | None:
     for player, _, cell in _cells(raw, line):
-        m = re.match(r"^([1-6])([1-6]):\s*(.*)$", cell)
         if result_line is not None:
             raise _err(line, f"{cell!r} after the end of the game")
-        if m:
-            dice = (int(m.group(1)), int(m.group(2)))
-            body = m.group(3).strip()
-            if body.lower().startswith("illegal play"):
-                raise _err(line, "Snowie 'Illegal play' records (edited positions) are not supported")
-            if body.startswith("???"):
-                r.apply(Roll(player, dice, line=line))
-                continue
-            if body.lower() == "cannot move":
-                body = ""
-            if not body:
-                plays = r.plays(player, dice)
-                if len(plays) == 1 and not plays[0].steps:
-                    r.apply(Move(player, dice, (), line=line))
-                else:
-                    r.apply(Roll(player, dice, line=line))
-                continue
-            steps = r.steps_from_text(player, dice, body, line)
-            r.apply(Move(player, dice, steps, line=line))
-            continue
-        word = cell.split()[0].lower()
-        if word.startswith("double"):
-            dm = _DOUBLE_RE.match(cell)
-            if not dm:
-                raise _err(line, f"unrecognised cube action {cell!r}")
-            if dm.group(1) is not None and int(dm.group(1)) != 2 * r.cube_value:
-                raise _err(line, f"{cell!r}: the cube is at {r.cube_value}, a double takes it to "
-                                 f"{2 * r.cube_value}")
-            r.apply(Double(player, line=line))
-        elif word.startswith("take"):
-            r.apply(Take(player, line=line))
-        elif word.startswith("drop"):
-            r.apply(Drop(player, line=line))
-        elif word.startswith(("beaver", "raccoon")):
-            raise _err(line, f"{cell!r}: beavers and raccoons are not supported")
-        else:  # wins
-            wm = _WINS_RE.match(cell)
-            if not wm:
-                raise _err(line, f"unrecognised result {cell!r} (expected 'Wins N points')")
-            pts = int(wm.group(1))
-            if r.result is None:
-                # a resignation by the other player, accepted
-                if r.pending_double is not None:
-                    raise _err(line, f"{cell!r} while a double awaits an answer")
-                kind = next((kk for kk in (1, 2, 3) if pts == kk * r.cube_value), None)
-                if kind is None:
-                    raise _err(line, f"{cell!r} is not 1, 2 or 3 times the cube value {r.cube_value}")
-                r.apply(Resign(1 - player, kind, line=line))
-                r.apply(AcceptResign(player, line=line))
-            res = r.result
-            assert res is not None
-            if res.winner != player:
-                raise _err(line, f"{cell!r} is in player {player}'s column, but player {res.winner} won the game")
-            ok = {res.points} if res.how == DROPPED else {res.points, res.kind * r.cube_value}
-            if pts not in ok:
-                raise _err(line, f"{cell!r}: player {res.winner} wins {res.points} point"
-                                 f"{'s' if res.points != 1 else ''} ({res.how})")
+        if _read_cell(player, cell, line, r):
             result_line = line
     return result_line
+
+
+def _read_cell(player: int, cell: str, line: int, r: GameReplay) -> bool:
+    """Apply one move-line cell to ``r``; True when it is the game's ``Wins N points`` cell."""
+    m = re.match(r"^([1-6])([1-6]):\s*(.*)$", cell)
+    if m:
+        _read_roll_cell(player, (int(m.group(1)), int(m.group(2))), m.group(3).strip(), line, r)
+        return False
+    word = cell.split()[0].lower()
+    if word.startswith("double"):
+        _read_double_cell(player, cell, line, r)
+    elif word.startswith("take"):
+        r.apply(Take(player, line=line))
+    elif word.startswith("drop"):
+        r.apply(Drop(player, line=line))
+    elif word.startswith(("beaver", "raccoon")):
+        raise _err(line, f"{cell!r}: beavers and raccoons are not supported")
+    else:
+        _read_wins_cell(player, cell, line, r)
+        return True
+    return False
+
+
+def _read_roll_cell(player: int, dice: tuple[int, int], body: str, line: int, r: GameReplay) -> None:
+    """A ``DD: play`` cell: a play, a roll not yet played (``???`` or empty), or no possible play."""
+    if body.lower().startswith("illegal play"):
+        raise _err(line, "Snowie 'Illegal play' records (edited positions) are not supported")
+    if body.startswith("???"):
+        r.apply(Roll(player, dice, line=line))
+        return
+    if body.lower() == "cannot move":
+        body = ""
+    if not body:
+        plays = r.plays(player, dice)
+        if len(plays) == 1 and not plays[0].steps:
+            r.apply(Move(player, dice, (), line=line))
+        else:
+            r.apply(Roll(player, dice, line=line))
+        return
+    steps = r.steps_from_text(player, dice, body, line)
+    r.apply(Move(player, dice, steps, line=line))
+
+
+def _read_double_cell(player: int, cell: str, line: int, r: GameReplay) -> None:
+    dm = _DOUBLE_RE.match(cell)
+    if not dm:
+        raise _err(line, f"unrecognised cube action {cell!r}")
+    if dm.group(1) is not None and int(dm.group(1)) != 2 * r.cube_value:
+        raise _err(line, f"{cell!r}: the cube is at {r.cube_value}, a double takes it to "
+                         f"{2 * r.cube_value}")
+    r.apply(Double(player, line=line))
+
+
+def _read_wins_cell(player: int, cell: str, line: int, r: GameReplay) -> None:
+    """A ``Wins N points`` cell: checked against the replayed result (an accepted resignation when none yet)."""
+    wm = _WINS_RE.match(cell)
+    if not wm:
+        raise _err(line, f"unrecognised result {cell!r} (expected 'Wins N points')")
+    pts = int(wm.group(1))
+    if r.result is None:
+        _apply_accepted_resignation(player, cell, pts, line, r)
+    res = r.result
+    assert res is not None
+    if res.winner != player:
+        raise _err(line, f"{cell!r} is in player {player}'s column, but player {res.winner} won the game")
+    ok = {res.points} if res.how == DROPPED else {res.points, res.kind * r.cube_value}
+    if pts not in ok:
+        raise _err(line, f"{cell!r}: player {res.winner} wins {res.points} point"
+                         f"{'s' if res.points != 1 else ''} ({res.how})")
+
+
+def _apply_accepted_resignation(player: int, cell: str, pts: int, line: int, r: GameReplay) -> None:
+    """A win of ``pts`` not reached by play: a resignation by the other player, accepted."""
+    if r.pending_double is not None:
+        raise _err(line, f"{cell!r} while a double awaits an answer")
+    kind = next((kk for kk in (1, 2, 3) if pts == kk * r.cube_value), None)
+    if kind is None:
+        raise _err(line, f"{cell!r} is not 1, 2 or 3 times the cube value {r.cube_value}")
+    r.apply(Resign(1 - player, kind, line=line))
+    r.apply(AcceptResign(player, line=line))
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -402,48 +463,62 @@ def _format_game(record: MatchRecord, g: GameRecord) -> str:
     for k, a in enumerate(acts):
         cube = r.cube_value
         r.apply(a)
-        if isinstance(a, (AcceptResign, RejectResign)):
+        if not _written(acts, k):
             continue
-        if isinstance(a, Resign) and not (k + 1 < len(acts) and isinstance(acts[k + 1], AcceptResign)):
-            continue  # a rejected (or unanswered) offer is not written
         if k == 0 and a.player == 1:
             out.append(f"{1:3d}) {'':<27} ")
             i = 1
-        if isinstance(a, Move):
-            dice_rolled = False
-            sz = f"{a.dice[0]}{a.dice[1]}: " + format_play_plain(a.steps)
-        elif isinstance(a, Roll):
-            sz = f"{a.dice[0]}{a.dice[1]}: "
-            dice_rolled = True
-        elif isinstance(a, Double):
-            sz = f" Doubles => {2 * cube}"
-        elif isinstance(a, Take):
-            sz = " Takes"
-        elif isinstance(a, Drop):
-            sz = " Drops" + ("\n      " if i & 1 else " " * 23) + _wins(cube)
-        else:  # accepted resignation
-            pts = a.kind * cube
-            odd = bool(i & 1) ^ dice_rolled
-            if a.player == 1:
-                sz = ("\n" if odd else "") + "      " + _wins(pts) + "\n"
-            elif i & 1:
-                sz = (" " if odd else " " * 24) + _wins(pts) + "\n"
-            else:
-                sz = (" " if odd else " " * 34) + _wins(pts) + "\n"
-        if (i & 1) or isinstance(a, Resign):
-            out.append(sz)
-            if not isinstance(a, Roll):
-                out.append("\n")
-        elif isinstance(a, Roll):
-            out.append(f"{(i >> 1) + 1:3d}) {sz:<3}")
-        else:
-            out.append(f"{(i >> 1) + 1:3d}) {sz:<27} ")
-        if isinstance(a, Drop):
-            out.append("\n")
-            if not i & 1:
-                out.append("\n")
+        if isinstance(a, (Move, Roll)):
+            dice_rolled = isinstance(a, Roll)
+        _place_entry(out, a, _mat_entry(a, cube, i, dice_rolled), i)
         if isinstance(a, Move) and r.result is not None:
             pad = " " * 34 if i & 1 else "\n      "
             out.append(f"{pad}{_wins(r.result.kind * cube)}\n\n")
         i += 1
     return "".join(out)
+
+
+def _written(acts: tuple[Action, ...], k: int) -> bool:
+    """Whether ``acts[k]`` gets an entry: answers to resignations and rejected (or unanswered) offers do not."""
+    a = acts[k]
+    if isinstance(a, (AcceptResign, RejectResign)):
+        return False
+    return not isinstance(a, Resign) or (k + 1 < len(acts) and isinstance(acts[k + 1], AcceptResign))
+
+
+def _mat_entry(a: Action, cube: int, i: int, dice_rolled: bool) -> str:
+    """The text of one entry (``cube``: the cube value before ``a``; ``i``: its half-move index)."""
+    if isinstance(a, Move):
+        return f"{a.dice[0]}{a.dice[1]}: " + format_play_plain(a.steps)
+    if isinstance(a, Roll):
+        return f"{a.dice[0]}{a.dice[1]}: "
+    if isinstance(a, Double):
+        return f" Doubles => {2 * cube}"
+    if isinstance(a, Take):
+        return " Takes"
+    if isinstance(a, Drop):
+        return " Drops" + ("\n      " if i & 1 else " " * 23) + _wins(cube)
+    # accepted resignation
+    pts = a.kind * cube
+    odd = bool(i & 1) ^ dice_rolled
+    if a.player == 1:
+        return ("\n" if odd else "") + "      " + _wins(pts) + "\n"
+    if i & 1:
+        return (" " if odd else " " * 24) + _wins(pts) + "\n"
+    return (" " if odd else " " * 34) + _wins(pts) + "\n"
+
+
+def _place_entry(out: list[str], a: Action, sz: str, i: int) -> None:
+    """Append entry ``sz`` in its column: the right one ends the line, the left one starts it with the number."""
+    if (i & 1) or isinstance(a, Resign):
+        out.append(sz)
+        if not isinstance(a, Roll):
+            out.append("\n")
+    elif isinstance(a, Roll):
+        out.append(f"{(i >> 1) + 1:3d}) {sz:<3}")
+    else:
+        out.append(f"{(i >> 1) + 1:3d}) {sz:<27} ")
+    if isinstance(a, Drop):
+        out.append("\n")
+        if not i & 1:
+            out.append("\n")

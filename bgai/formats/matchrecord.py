@@ -687,91 +687,94 @@ class GameReplay:
         p = a.player
         index = len(self.actions)
         move_no = self.next_move_number(a)
-        dice = None
-        play = None
-        if isinstance(a, (Move, Roll)):
-            if self.pending_double is not None:
-                raise self._error(f"rolls while a double by player {self.pending_double} awaits an answer", a)
-            if self.pending_resign is not None:
-                raise self._error(
-                    f"rolls while a resignation by player {self.pending_resign[0]} awaits an answer", a)
-            if self.pending_roll is not None:
-                rp, rd = self.pending_roll
-                if not (isinstance(a, Move) and rp == p and tuple(sorted(rd)) == tuple(sorted(a.dice))):
-                    raise self._error(f"player {rp} rolled {rd[0]}{rd[1]} and has not played it", a)
-            elif self.turn is not None and p != self.turn:
-                raise self._error(f"moves out of turn (it is player {self.turn}'s turn)", a)
-            on_roll = p
-            dice = a.dice
-        elif isinstance(a, Double):
-            if self.pending_double is not None or self.pending_resign is not None:
-                raise self._error("doubles while another offer awaits an answer", a)
-            if self.turn is None and self.has_setup and not self.actions:
-                self.turn = p  # a set-up position: the first player to act is on roll
-            if self.pending_roll is not None or self.turn is None:
-                raise self._error("doubles when it is not his turn before rolling", a)
-            if self.turn != p:
-                raise self._error(f"doubles out of turn (it is player {self.turn}'s turn)", a)
-            if self.crawford:
-                raise self._error("doubles in the Crawford game", a)
-            if self.cube_owner not in (CENTRED, p):
-                raise self._error(f"doubles but the cube ({self.cube_value}) is owned by player {1 - p}", a)
-            on_roll = p
-        elif isinstance(a, (Take, Drop)):
-            if self.pending_double is None or self.pending_double != 1 - p:
-                what = "takes" if isinstance(a, Take) else "drops"
-                raise self._error(f"{what} but no double by player {1 - p} awaits an answer", a)
-            on_roll = 1 - p
-        elif isinstance(a, Resign):
-            if self.pending_double is not None or self.pending_resign is not None:
-                raise self._error("resigns while another offer awaits an answer", a)
-            on_roll = self.turn if self.turn is not None else p
-            if self.pending_roll is not None:
-                on_roll = self.pending_roll[0]
-        else:  # AcceptResign / RejectResign
-            if self.pending_resign is None or self.pending_resign[0] != 1 - p:
-                raise self._error(f"answers a resignation, but none by player {1 - p} awaits an answer", a)
-            on_roll = self.turn if self.turn is not None else 1 - p
-            if self.pending_roll is not None:
-                on_roll = self.pending_roll[0]
+        on_roll = self._check_action(a)
+        dice = a.dice if isinstance(a, (Move, Roll)) else None
         board = self.view(on_roll)
         board.setflags(write=False)
         cube = self.cube_state(on_roll)
-        after = board
+        play, after = self._effect(a)
+        if after is None:
+            after = board
+        if not self.actions and a.player == 1:
+            self._mat_i = 1
+        if not isinstance(a, (AcceptResign, RejectResign)):
+            self._mat_i += 1
+        self.actions.append(a)
+        return Decision(game=self.number, index=index, move_number=move_no, action=a, player=p, on_roll=on_roll,
+                        board=board, cube=cube, dice=dice, play=play, board_after=after)
 
+    # checks: each returns the player on roll at the decision, or raises MatchRecordError
+    def _check_action(self, a: Action) -> int:
+        if isinstance(a, (Move, Roll)):
+            return self._check_roll(a)
+        if isinstance(a, Double):
+            return self._check_double(a)
+        if isinstance(a, (Take, Drop)):
+            return self._check_double_answer(a)
+        if isinstance(a, Resign):
+            return self._check_resign(a)
+        return self._check_resign_answer(a)
+
+    def _check_roll(self, a: Move | Roll) -> int:
+        p = a.player
+        if self.pending_double is not None:
+            raise self._error(f"rolls while a double by player {self.pending_double} awaits an answer", a)
+        if self.pending_resign is not None:
+            raise self._error(
+                f"rolls while a resignation by player {self.pending_resign[0]} awaits an answer", a)
+        if self.pending_roll is not None:
+            rp, rd = self.pending_roll
+            if not (isinstance(a, Move) and rp == p and tuple(sorted(rd)) == tuple(sorted(a.dice))):
+                raise self._error(f"player {rp} rolled {rd[0]}{rd[1]} and has not played it", a)
+        elif self.turn is not None and p != self.turn:
+            raise self._error(f"moves out of turn (it is player {self.turn}'s turn)", a)
+        return p
+
+    def _check_double(self, a: Double) -> int:
+        p = a.player
+        if self.pending_double is not None or self.pending_resign is not None:
+            raise self._error("doubles while another offer awaits an answer", a)
+        if self.turn is None and self.has_setup and not self.actions:
+            self.turn = p  # a set-up position: the first player to act is on roll
+        if self.pending_roll is not None or self.turn is None:
+            raise self._error("doubles when it is not his turn before rolling", a)
+        if self.turn != p:
+            raise self._error(f"doubles out of turn (it is player {self.turn}'s turn)", a)
+        if self.crawford:
+            raise self._error("doubles in the Crawford game", a)
+        if self.cube_owner not in (CENTRED, p):
+            raise self._error(f"doubles but the cube ({self.cube_value}) is owned by player {1 - p}", a)
+        return p
+
+    def _check_double_answer(self, a: Take | Drop) -> int:
+        p = a.player
+        if self.pending_double is None or self.pending_double != 1 - p:
+            what = "takes" if isinstance(a, Take) else "drops"
+            raise self._error(f"{what} but no double by player {1 - p} awaits an answer", a)
+        return 1 - p
+
+    def _check_resign(self, a: Resign) -> int:
+        if self.pending_double is not None or self.pending_resign is not None:
+            raise self._error("resigns while another offer awaits an answer", a)
+        return self._on_roll_at_offer(a.player)
+
+    def _check_resign_answer(self, a: AcceptResign | RejectResign) -> int:
+        p = a.player
+        if self.pending_resign is None or self.pending_resign[0] != 1 - p:
+            raise self._error(f"answers a resignation, but none by player {1 - p} awaits an answer", a)
+        return self._on_roll_at_offer(1 - p)
+
+    def _on_roll_at_offer(self, default: int) -> int:
+        if self.pending_roll is not None:
+            return self.pending_roll[0]
+        return self.turn if self.turn is not None else default
+
+    # effects: each returns (the legal play or None, the board after or None for unchanged)
+    def _effect(self, a: Action) -> tuple[Play | None, np.ndarray | None]:
         if isinstance(a, Move):
-            view = self.view(p)
-            plays = _plays(view, a.dice)
-            by_key = {pl.afterstate.tobytes(): pl for pl in plays}
-            if not a.steps:
-                if not (len(plays) == 1 and not plays[0].steps):
-                    raise self._error(f"no play for {a.dice[0]}-{a.dice[1]}, but a play is possible "
-                                      f"(e.g. {plays[0].notation})", a)
-                play = plays[0]
-                new = view
-            else:
-                got = _sequential(view, a.dice, [(s[0], s[1]) for s in a.steps])
-                if got is None:
-                    raise self._error(f"play {a.notation!r} is not legal with {a.dice[0]}-{a.dice[1]} "
-                                      "(a step is blocked, from an empty point, or not a die's move)", a)
-                steps, new = got
-                if new.tobytes() not in by_key:
-                    raise self._error(
-                        f"play {a.notation!r} is not legal with {a.dice[0]}-{a.dice[1]}: a play must use as "
-                        "many dice as possible (the higher die when only one can be used)", a)
-                if tuple(s[2] for s in steps) != tuple(s[2] for s in a.steps):
-                    raise self._error(f"play {a.notation!r}: the hit flags of its steps are wrong "
-                                      f"(the play is {format_play(steps)!r})", a)
-                play = by_key[new.tobytes()]
-            self.board0 = new if p == 0 else new[::-1].copy()
-            after = new.copy()
-            after.setflags(write=False)
-            self.pending_roll = None
-            self.turn = 1 - p
-            kind = _game_over_kind(new)
-            if kind:
-                self.result = GameResult(winner=p, points=self._points(kind), how=PLAYED, kind=kind)
-        elif isinstance(a, Roll):
+            return self._apply_move(a)
+        p = a.player
+        if isinstance(a, Roll):
             self.pending_roll = (p, a.dice)
         elif isinstance(a, Double):
             self.pending_double = p
@@ -790,14 +793,43 @@ class GameReplay:
             self.result = GameResult(winner=p, points=self._points(kind), how=RESIGNED, kind=kind)
         else:
             self.pending_resign = None
+        return None, None
 
-        if not self.actions and a.player == 1:
-            self._mat_i = 1
-        if not isinstance(a, (AcceptResign, RejectResign)):
-            self._mat_i += 1
-        self.actions.append(a)
-        return Decision(game=self.number, index=index, move_number=move_no, action=a, player=p, on_roll=on_roll,
-                        board=board, cube=cube, dice=dice, play=play, board_after=after)
+    def _apply_move(self, a: Move) -> tuple[Play, np.ndarray]:
+        p = a.player
+        view = self.view(p)
+        play, new = self._checked_play(a, view)
+        self.board0 = new if p == 0 else new[::-1].copy()
+        after = new.copy()
+        after.setflags(write=False)
+        self.pending_roll = None
+        self.turn = 1 - p
+        kind = _game_over_kind(new)
+        if kind:
+            self.result = GameResult(winner=p, points=self._points(kind), how=PLAYED, kind=kind)
+        return play, after
+
+    def _checked_play(self, a: Move, view: np.ndarray) -> tuple[Play, np.ndarray]:
+        plays = _plays(view, a.dice)
+        if not a.steps:
+            if not (len(plays) == 1 and not plays[0].steps):
+                raise self._error(f"no play for {a.dice[0]}-{a.dice[1]}, but a play is possible "
+                                  f"(e.g. {plays[0].notation})", a)
+            return plays[0], view
+        by_key = {pl.afterstate.tobytes(): pl for pl in plays}
+        got = _sequential(view, a.dice, [(s[0], s[1]) for s in a.steps])
+        if got is None:
+            raise self._error(f"play {a.notation!r} is not legal with {a.dice[0]}-{a.dice[1]} "
+                              "(a step is blocked, from an empty point, or not a die's move)", a)
+        steps, new = got
+        if new.tobytes() not in by_key:
+            raise self._error(
+                f"play {a.notation!r} is not legal with {a.dice[0]}-{a.dice[1]}: a play must use as "
+                "many dice as possible (the higher die when only one can be used)", a)
+        if tuple(s[2] for s in steps) != tuple(s[2] for s in a.steps):
+            raise self._error(f"play {a.notation!r}: the hit flags of its steps are wrong "
+                              f"(the play is {format_play(steps)!r})", a)
+        return by_key[new.tobytes()], new
 
     def check_finished(self, declared: GameResult | None, line: int | None = None) -> None:
         """Check the declared result against the replayed one.

@@ -44,10 +44,12 @@ import bgai
 from bgai.formats.matchrecord import (
     RESIGNED,
     AcceptResign,
+    Action,
     Double,
     Drop,
     GameRecord,
     GameReplay,
+    GameResult,
     MatchRecord,
     MatchRecordError,
     Move,
@@ -239,90 +241,129 @@ def parse_sgf(text: str) -> MatchRecord:
     shell: MatchRecord | None = None
     info: dict = {}
     for ti, tree in enumerate(trees):
-        if tree.children:
-            raise _err(tree.children[0].line, "variations (alternative lines of play) are not supported")
-        root = tree.nodes[0]
-        gm = root.first("GM")
-        if gm is not None and gm.strip() != "6":
-            raise _err(root.line_of("GM"), f"GM[{gm}] is not backgammon (GM[6])")
-        length, number, score = 0, ti + 1, [0, 0]
-        mi = root.get("MI")
-        for item in mi or []:
-            key, _, val = item.partition(":")
-            key = key.strip().lower()
-            if key in ("length", "game", "ws", "bs"):
-                if not re.fullmatch(r"\s*\d+\s*", val):
-                    raise _err(root.line_of("MI"), f"MI[{item}]: {key} must be a number")
-                v = int(val)
-                if key == "length":
-                    length = v
-                elif key == "game":
-                    number = v + 1
-                elif key == "ws":
-                    score[0] = v
-                else:
-                    score[1] = v
-        if number != ti + 1:
-            raise _err(root.line, f"game {ti + 1} of the file says MI[game:{number - 1}] "
-                                  f"(GNU Backgammon numbers games from 0)")
-        rules = set()
-        ru = root.first("RU")
-        if ru:
-            for rule in ru.split(":"):
-                rule = rule.strip()
-                if rule in ("Crawford", "CrawfordGame", "Jacoby"):
-                    rules.add(rule)
-                elif rule:
-                    raise _err(root.line_of("RU"), f"rule {rule!r} is not supported (only standard backgammon with "
-                                                   "a cube; Crawford, CrawfordGame, Jacoby)")
-        cv = root.first("CV")
-        if cv is not None and cv.strip() != "1":
-            raise _err(root.line_of("CV"), "automatic doubles (CV in the first node) are not supported")
+        root = _game_root(tree)
+        length, number, score = _read_match_info(root, ti)
+        rules, ru = _read_rules(root)
         players = (root.first("PW") or "", root.first("PB") or "")
-        game_info = {"crawford": "Crawford" in rules, "jacoby": "Jacoby" in rules}
-        if length > 0 and game_info["jacoby"]:
-            raise _err(root.line_of("RU"), "RU[Jacoby] in a match (the Jacoby rule is for money play)")
-        if length == 0 and game_info["crawford"]:
-            raise _err(root.line_of("RU"), "RU[Crawford] in a money game (length 0)")
+        game_info = _rule_flags(root, length, rules)
         if shell is None:
-            if ti == 0:
-                for prop, key in (("EV", "event"), ("RO", "round"), ("PC", "site"), ("AN", "annotator"),
-                                  ("GC", "comment")):
-                    v = root.first(prop)
-                    if v:
-                        info[key] = v
-                dt = root.first("DT")
-                if dt:
-                    dm = re.match(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})", dt)
-                    if not dm:
-                        raise _err(root.line_of("DT"), f"DT[{dt}] is not a date YYYY-MM-DD")
-                    info["date"] = f"{int(dm.group(1)):04d}-{int(dm.group(2)):02d}-{int(dm.group(3)):02d}"
-                ratings = (root.first("WR"), root.first("BR"))
-                if ratings != (None, None):
-                    info["ratings"] = ratings
+            info = _read_match_header(root)
             shell = MatchRecord(players=players, length=length, **game_info, **info)
         else:
-            if length != shell.length:
-                raise _err(root.line, f"game {number} has match length {length}, game 1 has {shell.length}")
-            if players != shell.players:
-                raise _err(root.line, f"game {number}: players {players} differ from game 1's {shell.players}")
-            if game_info["crawford"] != shell.crawford or game_info["jacoby"] != shell.jacoby:
-                raise _err(root.line_of("RU") if ru else root.line,
-                           f"game {number}: rules RU[{ru or ''}] differ from game 1's")
+            _check_same_match(root, shell, number, length, players, game_info, ru)
         if games:
-            prev = games[-1]
-            if prev.result is None:
-                raise _err(root.line, f"game {prev.number} is unfinished, but game {number} follows")
-            want = list(prev.score)
-            want[prev.result.winner] += prev.result.points
-            if tuple(score) != tuple(want):
-                raise _err(root.line_of("MI"), f"the score at the start of game {number} should be "
-                                               f"{want[0]}-{want[1]}, MI says {score[0]}-{score[1]}")
+            _check_start_score(root, games[-1], number, score)
         games.append(_read_game(shell, tree, number, tuple(score), "CrawfordGame" in rules))
     assert shell is not None
     record = MatchRecord(players=shell.players, length=shell.length, games=tuple(games), crawford=shell.crawford,
                          jacoby=shell.jacoby, **info)
     return check_record(record)
+
+
+def _game_root(tree: _Tree) -> _Node:
+    """The first node of a game tree, checked: no variations, a backgammon game (``GM[6]``)."""
+    if tree.children:
+        raise _err(tree.children[0].line, "variations (alternative lines of play) are not supported")
+    root = tree.nodes[0]
+    gm = root.first("GM")
+    if gm is not None and gm.strip() != "6":
+        raise _err(root.line_of("GM"), f"GM[{gm}] is not backgammon (GM[6])")
+    return root
+
+
+# MI keys whose values are numbers (the others are ignored)
+_MI_KEYS = ("length", "game", "ws", "bs")
+
+
+def _read_match_info(root: _Node, ti: int) -> tuple[int, int, list[int]]:
+    """``MI`` of game tree ``ti`` (0-based): ``(match length, game number from 1, score at the start)``."""
+    values = {"length": 0, "game": ti, "ws": 0, "bs": 0}
+    for item in root.get("MI") or []:
+        key, _, val = item.partition(":")
+        key = key.strip().lower()
+        if key in _MI_KEYS:
+            if not re.fullmatch(r"\s*\d+\s*", val):
+                raise _err(root.line_of("MI"), f"MI[{item}]: {key} must be a number")
+            values[key] = int(val)
+    number = values["game"] + 1
+    if number != ti + 1:
+        raise _err(root.line, f"game {ti + 1} of the file says MI[game:{number - 1}] "
+                              f"(GNU Backgammon numbers games from 0)")
+    return values["length"], number, [values["ws"], values["bs"]]
+
+
+def _read_rules(root: _Node) -> tuple[set[str], str | None]:
+    """``RU`` (and a check of ``CV``): ``(the rule names, the RU text)``."""
+    rules = set()
+    ru = root.first("RU")
+    if ru:
+        for rule in ru.split(":"):
+            rule = rule.strip()
+            if rule in ("Crawford", "CrawfordGame", "Jacoby"):
+                rules.add(rule)
+            elif rule:
+                raise _err(root.line_of("RU"), f"rule {rule!r} is not supported (only standard backgammon with "
+                                               "a cube; Crawford, CrawfordGame, Jacoby)")
+    cv = root.first("CV")
+    if cv is not None and cv.strip() != "1":
+        raise _err(root.line_of("CV"), "automatic doubles (CV in the first node) are not supported")
+    return rules, ru
+
+
+def _rule_flags(root: _Node, length: int, rules: set[str]) -> dict[str, bool]:
+    """``{"crawford": .., "jacoby": ..}``; Crawford only in matches, Jacoby only in money play."""
+    game_info = {"crawford": "Crawford" in rules, "jacoby": "Jacoby" in rules}
+    if length > 0 and game_info["jacoby"]:
+        raise _err(root.line_of("RU"), "RU[Jacoby] in a match (the Jacoby rule is for money play)")
+    if length == 0 and game_info["crawford"]:
+        raise _err(root.line_of("RU"), "RU[Crawford] in a money game (length 0)")
+    return game_info
+
+
+# first-node properties copied as they are into MatchRecord fields
+_INFO_PROPS = (("EV", "event"), ("RO", "round"), ("PC", "site"), ("AN", "annotator"), ("GC", "comment"))
+
+
+def _read_match_header(root: _Node) -> dict:
+    """The match information in the first game's first node (event, date, ratings, ...)."""
+    info: dict = {}
+    for prop, key in _INFO_PROPS:
+        v = root.first(prop)
+        if v:
+            info[key] = v
+    dt = root.first("DT")
+    if dt:
+        dm = re.match(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})", dt)
+        if not dm:
+            raise _err(root.line_of("DT"), f"DT[{dt}] is not a date YYYY-MM-DD")
+        info["date"] = f"{int(dm.group(1)):04d}-{int(dm.group(2)):02d}-{int(dm.group(3)):02d}"
+    ratings = (root.first("WR"), root.first("BR"))
+    if ratings != (None, None):
+        info["ratings"] = ratings
+    return info
+
+
+def _check_same_match(root: _Node, shell: MatchRecord, number: int, length: int, players: tuple[str, str],
+                      game_info: dict[str, bool], ru: str | None) -> None:
+    """A later game must have game 1's length, players and rules."""
+    if length != shell.length:
+        raise _err(root.line, f"game {number} has match length {length}, game 1 has {shell.length}")
+    if players != shell.players:
+        raise _err(root.line, f"game {number}: players {players} differ from game 1's {shell.players}")
+    if game_info["crawford"] != shell.crawford or game_info["jacoby"] != shell.jacoby:
+        raise _err(root.line_of("RU") if ru else root.line,
+                   f"game {number}: rules RU[{ru or ''}] differ from game 1's")
+
+
+def _check_start_score(root: _Node, prev: GameRecord, number: int, score: list[int]) -> None:
+    """The previous game must be finished, and ``score`` must follow from its result."""
+    if prev.result is None:
+        raise _err(root.line, f"game {prev.number} is unfinished, but game {number} follows")
+    want = list(prev.score)
+    want[prev.result.winner] += prev.result.points
+    if tuple(score) != tuple(want):
+        raise _err(root.line_of("MI"), f"the score at the start of game {number} should be "
+                                       f"{want[0]}-{want[1]}, MI says {score[0]}-{score[1]}")
 
 
 def _read_game(shell: MatchRecord, tree: _Tree, number: int, score: tuple, crawford: bool) -> GameRecord:
@@ -335,77 +376,87 @@ def _read_game(shell: MatchRecord, tree: _Tree, number: int, score: tuple, crawf
         setup = _read_setup(nd)
     r = GameReplay(shell, number, score, crawford, setup)
     for nd in nodes:
-        for p in ("AE", "AB", "AW", "CV", "CP"):
-            if nd.get(p) is not None:
-                raise _err(nd.line_of(p), f"{p}: a position or cube edited during the game is not supported")
-        comment = nd.first("C")
-        action = None
-        for who, player in (("W", 0), ("B", 1)):
-            v = nd.first(who)
-            if v is None:
-                continue
-            if action is not None:
-                raise _err(nd.line, "a node with moves for both players")
-            line = nd.line_of(who)
-            word = v.strip().lower()
-            if word == "double":
-                action = Double(player, comment=comment, line=line)
-            elif word == "take":
-                action = Take(player, comment=comment, line=line)
-            elif word == "drop":
-                action = Drop(player, comment=comment, line=line)
-            else:
-                m = re.fullmatch(r"\s*([1-6])([1-6])([a-z]*)\s*", v)
-                if not m or len(m.group(3)) % 2 or len(m.group(3)) > 8:
-                    raise _err(line, f"{who}[{v}] is not a move (dice 11..66 then up to 4 point-letter pairs), "
-                                     "double, take or drop")
-                dice = (int(m.group(1)), int(m.group(2)))
-                letters = m.group(3)
-                pairs = [(_letter_point(letters[j], player, line), _letter_point(letters[j + 1], player, line))
-                         for j in range(0, len(letters), 2)]
-                steps = r.steps_from_pairs(player, dice, pairs, line) if pairs else \
-                    r.steps_from_text(player, dice, "", line)
-                action = Move(player, dice, steps, comment=comment, line=line)
-        di = nd.first("DI")
-        if di is not None:
-            if action is not None:
-                raise _err(nd.line_of("DI"), "DI (dice set) in a node with a move")
-            m = re.fullmatch(r"\s*([1-6])([1-6])\s*", di)
-            if not m:
-                raise _err(nd.line_of("DI"), f"DI[{di}] is not a roll 11..66")
-            pl = nd.first("PL")
-            if pl is not None and pl.strip().upper() not in ("W", "B"):
-                raise _err(nd.line_of("PL"), f"PL[{pl}] must be W or B")
-            player = (0 if pl.strip().upper() == "W" else 1) if pl is not None else r.turn
-            if player is None:
-                raise _err(nd.line_of("DI"), "DI without PL before the first move: whose roll is it?")
-            action = Roll(player, (int(m.group(1)), int(m.group(2))), comment=comment, line=nd.line_of("DI"))
+        action = _read_node(nd, r)
         if action is not None:
             r.apply(action)
-    # the result
+    result = _read_result(root, r, number)
+    return GameRecord(number=number, score=score, crawford=crawford, actions=tuple(r.actions), result=result,
+                      setup=None if setup is None else tuple(tuple(int(x) for x in row) for row in setup),
+                      line=tree.line)
+
+
+def _read_node(nd: _Node, r: GameReplay) -> Action | None:
+    """The action of one game node (a move, cube action or roll), or None for a node without one."""
+    for p in ("AE", "AB", "AW", "CV", "CP"):
+        if nd.get(p) is not None:
+            raise _err(nd.line_of(p), f"{p}: a position or cube edited during the game is not supported")
+    comment = nd.first("C")
+    action = None
+    for who, player in (("W", 0), ("B", 1)):
+        v = nd.first(who)
+        if v is None:
+            continue
+        if action is not None:
+            raise _err(nd.line, "a node with moves for both players")
+        action = _read_move_value(who, player, v, nd.line_of(who), comment, r)
+    di = nd.first("DI")
+    if di is not None:
+        if action is not None:
+            raise _err(nd.line_of("DI"), "DI (dice set) in a node with a move")
+        action = _read_roll(nd, di, comment, r)
+    return action
+
+
+_CUBE_WORDS = {"double": Double, "take": Take, "drop": Drop}
+
+
+def _read_move_value(who: str, player: int, v: str, line: int, comment: str | None, r: GameReplay) -> Action:
+    """``W[..]`` / ``B[..]``: ``double``, ``take``, ``drop``, or dice and point-letter pairs (a play)."""
+    cube_action = _CUBE_WORDS.get(v.strip().lower())
+    if cube_action is not None:
+        return cube_action(player, comment=comment, line=line)
+    m = re.fullmatch(r"\s*([1-6])([1-6])([a-z]*)\s*", v)
+    if not m or len(m.group(3)) % 2 or len(m.group(3)) > 8:
+        raise _err(line, f"{who}[{v}] is not a move (dice 11..66 then up to 4 point-letter pairs), "
+                         "double, take or drop")
+    dice = (int(m.group(1)), int(m.group(2)))
+    letters = m.group(3)
+    pairs = [(_letter_point(letters[j], player, line), _letter_point(letters[j + 1], player, line))
+             for j in range(0, len(letters), 2)]
+    steps = r.steps_from_pairs(player, dice, pairs, line) if pairs else \
+        r.steps_from_text(player, dice, "", line)
+    return Move(player, dice, steps, comment=comment, line=line)
+
+
+def _read_roll(nd: _Node, di: str, comment: str | None, r: GameReplay) -> Roll:
+    """``DI[..]`` with an optional ``PL[W|B]``: a roll not yet played."""
+    m = re.fullmatch(r"\s*([1-6])([1-6])\s*", di)
+    if not m:
+        raise _err(nd.line_of("DI"), f"DI[{di}] is not a roll 11..66")
+    pl = nd.first("PL")
+    if pl is not None and pl.strip().upper() not in ("W", "B"):
+        raise _err(nd.line_of("PL"), f"PL[{pl}] must be W or B")
+    player = (0 if pl.strip().upper() == "W" else 1) if pl is not None else r.turn
+    if player is None:
+        raise _err(nd.line_of("DI"), "DI without PL before the first move: whose roll is it?")
+    return Roll(player, (int(m.group(1)), int(m.group(2))), comment=comment, line=nd.line_of("DI"))
+
+
+def _read_result(root: _Node, r: GameReplay, number: int) -> GameResult | None:
+    """Check ``RE`` against the replayed game (applying a resignation for ``RE[..R]``); the result or None."""
     re_v = root.first("RE")
     result_line = root.line_of("RE")
     if re_v is None:
         if r.result is not None:
             raise _err(root.line, f"game {number} is over but its first node has no RE (result) property")
-        return GameRecord(number=number, score=score, crawford=crawford, actions=tuple(r.actions), result=None,
-                          setup=None if setup is None else tuple(tuple(int(x) for x in row) for row in setup),
-                          line=tree.line)
+        return None
     m = _RE_RE.match(re_v.strip())
     if not m:
         raise _err(result_line, f"RE[{re_v}] is not a result like W+2 or B+1R")
     winner = 0 if m.group(1).upper() == "W" else 1
     pts = int(m.group(2)) if m.group(2) else None
     if m.group(3):
-        if r.result is not None:
-            raise _err(result_line, f"RE[{re_v}] says resigned, but the game was already over ({r.result.how})")
-        if r.pending_double is not None:
-            raise _err(result_line, f"RE[{re_v}] says resigned, but a double awaits an answer")
-        if pts is None:
-            pts = r.cube_value
-        kind = max(1, min(3, pts // r.cube_value))
-        r.apply(Resign(1 - winner, kind, line=result_line))
-        r.apply(AcceptResign(winner, line=result_line))
+        pts = _apply_resignation(re_v, winner, pts, result_line, r)
     res = r.result
     if res is None:
         raise _err(result_line, f"RE[{re_v}]: the game is not over after its moves (truncated file?)")
@@ -413,9 +464,21 @@ def _read_game(shell: MatchRecord, tree: _Tree, number: int, score: tuple, crawf
         raise _err(result_line, f"RE[{re_v}]: player {res.winner} won the game ({res.how})")
     if pts is not None and pts != res.points:
         raise _err(result_line, f"RE[{re_v}]: the game scores {res.points} point{'s' if res.points != 1 else ''}")
-    return GameRecord(number=number, score=score, crawford=crawford, actions=tuple(r.actions), result=res,
-                      setup=None if setup is None else tuple(tuple(int(x) for x in row) for row in setup),
-                      line=tree.line)
+    return res
+
+
+def _apply_resignation(re_v: str, winner: int, pts: int | None, result_line: int, r: GameReplay) -> int:
+    """``RE[..R]``: the loser resigned and the winner accepted; returns the points (the cube value if not given)."""
+    if r.result is not None:
+        raise _err(result_line, f"RE[{re_v}] says resigned, but the game was already over ({r.result.how})")
+    if r.pending_double is not None:
+        raise _err(result_line, f"RE[{re_v}] says resigned, but a double awaits an answer")
+    if pts is None:
+        pts = r.cube_value
+    kind = max(1, min(3, pts // r.cube_value))
+    r.apply(Resign(1 - winner, kind, line=result_line))
+    r.apply(AcceptResign(winner, line=result_line))
+    return pts
 
 
 def _read_setup(nd: _Node) -> np.ndarray:
@@ -467,55 +530,65 @@ def format_sgf(record: MatchRecord) -> str:
     check_record(record)
     out: list[str] = []
     for gi, g in enumerate(record.games):
-        out.append(f"(;FF[4]GM[6]CA[UTF-8]AP[bgai:{bgai.__version__}]")
-        out.append(f"MI[length:{record.length}][game:{g.number - 1}][ws:{g.score[0]}][bs:{g.score[1]}]")
-        out.append(f"PW[{_esc(record.players[0])}]PB[{_esc(record.players[1])}]")
-        if gi == 0:
-            if record.ratings[0]:
-                out.append(f"WR[{_esc(record.ratings[0])}]")
-            if record.ratings[1]:
-                out.append(f"BR[{_esc(record.ratings[1])}]")
-            for prop, value in (("DT", record.date), ("EV", record.event), ("RO", record.round),
-                                ("PC", record.site), ("AN", record.annotator), ("GC", record.comment)):
-                if value:
-                    out.append(f"{prop}[{_esc(value)}]")
-        rules = []
-        if record.crawford:
-            rules.append("Crawford")
-        if g.crawford:
-            rules.append("CrawfordGame")
-        if record.jacoby:
-            rules.append("Jacoby")
-        if rules:
-            out.append(f"RU[{':'.join(rules)}]")
-        if g.result is not None:
-            res = g.result
-            out.append(f"RE[{'WB'[res.winner]}+{res.points}{'R' if res.how == RESIGNED else ''}]")
+        _format_root(out, record, g, gi)
         if g.setup is not None:
-            first = next((a.player for a in g.actions), 0)
-            out.append(f"\n;PL[{'WB'[first]}]AE[a:y]")
-            if sum(g.setup[0]):
-                out.append("AW" + "".join(f"[{chr(ord('a') + i)}]" * g.setup[0][i] for i in range(25)))
-            if sum(g.setup[1]):
-                out.append("AB" + "".join(f"[{'y' if i == 24 else chr(ord('x') - i)}]" * g.setup[1][i]
-                                          for i in range(25)))
+            _format_setup(out, g)
         for a in g.actions:
-            who = "WB"[a.player]
-            if isinstance(a, Move):
-                pairs = "".join(_point_letter(s[0], a.player) + _point_letter(s[1], a.player) for s in a.steps)
-                out.append(f"\n;{who}[{a.dice[0]}{a.dice[1]}{pairs}]")
-            elif isinstance(a, Roll):
-                out.append(f"\n;PL[{who}]DI[{a.dice[0]}{a.dice[1]}]")
-            elif isinstance(a, Double):
-                out.append(f"\n;{who}[double]")
-            elif isinstance(a, Take):
-                out.append(f"\n;{who}[take]")
-            elif isinstance(a, Drop):
-                out.append(f"\n;{who}[drop]")
-            else:
-                continue  # resignations: RE[..R]
-            if a.comment:
-                out.append(f"C[{_esc(a.comment)}]")
+            _format_action(out, a)
         out.append(")\n")
     return "".join(out)
+
+
+def _format_root(out: list[str], record: MatchRecord, g: GameRecord, gi: int) -> None:
+    """The first node of game tree ``gi``: match information, rules and the result."""
+    out.append(f"(;FF[4]GM[6]CA[UTF-8]AP[bgai:{bgai.__version__}]")
+    out.append(f"MI[length:{record.length}][game:{g.number - 1}][ws:{g.score[0]}][bs:{g.score[1]}]")
+    out.append(f"PW[{_esc(record.players[0])}]PB[{_esc(record.players[1])}]")
+    if gi == 0:
+        _format_match_header(out, record)
+    rules = [name for name, on in (("Crawford", record.crawford), ("CrawfordGame", g.crawford),
+                                   ("Jacoby", record.jacoby)) if on]
+    if rules:
+        out.append(f"RU[{':'.join(rules)}]")
+    if g.result is not None:
+        res = g.result
+        out.append(f"RE[{'WB'[res.winner]}+{res.points}{'R' if res.how == RESIGNED else ''}]")
+
+
+def _format_match_header(out: list[str], record: MatchRecord) -> None:
+    if record.ratings[0]:
+        out.append(f"WR[{_esc(record.ratings[0])}]")
+    if record.ratings[1]:
+        out.append(f"BR[{_esc(record.ratings[1])}]")
+    for prop, value in (("DT", record.date), ("EV", record.event), ("RO", record.round),
+                        ("PC", record.site), ("AN", record.annotator), ("GC", record.comment)):
+        if value:
+            out.append(f"{prop}[{_esc(value)}]")
+
+
+def _format_setup(out: list[str], g: GameRecord) -> None:
+    """The set-up node: ``PL`` (the first player to act), ``AE[a:y]``, then ``AW`` / ``AB`` checkers."""
+    first = next((a.player for a in g.actions), 0)
+    out.append(f"\n;PL[{'WB'[first]}]AE[a:y]")
+    if sum(g.setup[0]):
+        out.append("AW" + "".join(f"[{chr(ord('a') + i)}]" * g.setup[0][i] for i in range(25)))
+    if sum(g.setup[1]):
+        out.append("AB" + "".join(f"[{'y' if i == 24 else chr(ord('x') - i)}]" * g.setup[1][i]
+                                  for i in range(25)))
+
+
+def _format_action(out: list[str], a: Action) -> None:
+    """One node per action (resignations are written as ``RE[..R]`` instead), with its comment."""
+    who = "WB"[a.player]
+    if isinstance(a, Move):
+        pairs = "".join(_point_letter(s[0], a.player) + _point_letter(s[1], a.player) for s in a.steps)
+        out.append(f"\n;{who}[{a.dice[0]}{a.dice[1]}{pairs}]")
+    elif isinstance(a, Roll):
+        out.append(f"\n;PL[{who}]DI[{a.dice[0]}{a.dice[1]}]")
+    elif isinstance(a, (Double, Take, Drop)):
+        out.append(f"\n;{who}[{type(a).__name__.lower()}]")
+    else:
+        return  # resignations: RE[..R]
+    if a.comment:
+        out.append(f"C[{_esc(a.comment)}]")
 

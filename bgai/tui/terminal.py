@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Callable
 
@@ -50,7 +51,7 @@ import numpy as np
 
 from bgai.core.board import flip, is_game_over, render, result_kind, starting_board
 from bgai.core.cube_state import CubeState
-from bgai.core.movegen import parse_play
+from bgai.core.movegen import Play, parse_play
 from bgai.core.position_id import encode_position_id
 from bgai.errors import AmbiguousMoveError, BgaiError, IllegalMoveError, NotationError
 from bgai.formats.match_id import encode_match_id
@@ -436,32 +437,9 @@ class TerminalGame:
         if dice is None and self.match.can_double(HUMAN):
             self.dice = None
             self.show()
-            while True:
-                can = self.match.can_double(HUMAN)
-                prompt = "roll or double> " if can else "roll> "
-                raw = self.ask(prompt).strip()
-                cmd = raw.lower()
-                if cmd in ("", "r", "ro", "rol", "roll"):
-                    break
-                if "double".startswith(cmd) and len(cmd) >= 1 and cmd[0] == "d":
-                    if not can:
-                        self.say(f"You cannot double now ({self._why_no_double(HUMAN)}).")
-                        continue
-                    res = self._human_doubles()
-                    if res is not None:
-                        return res
-                    break
-                if self._common(cmd, raw):
-                    continue
-                if cmd.startswith("resign"):
-                    res = self._human_resigns(cmd)
-                    if res is not None:
-                        return res
-                    continue
-                if cmd.startswith("h"):
-                    self._cube_hint(HUMAN)
-                    continue
-                self.say(f"Unknown command {cmd!r}: type 'roll', 'double', 'hint', 'board', 'score' or 'quit'.")
+            res = self._human_before_roll()
+            if res is not None:
+                return res
         if dice is None:  # rolled, or rolled for you when you cannot double (as GNU Backgammon does)
             dice = self.roll()
         self.dice = dice
@@ -471,40 +449,9 @@ class TerminalGame:
             self.say(f"You rolled {dice[0]}-{dice[1]}: no legal play.")
             self._recorder.add(Move(HUMAN, dice))
             return None
-
-        while True:
-            text = self.ask(f"your play ({dice[0]}-{dice[1]})> ").strip()
-            low = text.lower()
-            if not text:
-                continue
-            if low in ("hint", "h"):
-                self._play_hint(dice)
-                continue
-            if low in ("moves", "m", "plays"):
-                self.say("Legal plays: " + ", ".join(sorted(p.notation for p in plays)))
-                continue
-            if self._common(low, text):
-                continue
-            if low.startswith("resign"):
-                res = self._human_resigns(low)
-                if res is not None:
-                    return res
-                continue
-            try:
-                play = parse_play(text, self.board, dice)
-            except AmbiguousMoveError as exc:
-                self.say(f"Ambiguous play: {exc}.  Write the route, e.g. with intermediate points (24/18/13).")
-                continue
-            except IllegalMoveError as exc:
-                self.say(f"Illegal play: {exc}.  Type 'moves' to list the legal plays.")
-                continue
-            except NotationError as exc:
-                self.say(
-                    f"Cannot read {text!r}: {exc}.  Write plays like 13/8 13/11, bar/22*, 6/off, 8/2(2); "
-                    "or 'hint', 'moves', 'board', 'quit'."
-                )
-                continue
-            break
+        play = self._ask_play(dice, plays)
+        if isinstance(play, str):
+            return play
         self.board = np.array(play.afterstate)
         self.dice = None
         self._recorder.add(Move(HUMAN, dice, play.steps))
@@ -513,6 +460,75 @@ class TerminalGame:
             _, kind = result_kind(self.board)
             self.show()
             return self._end(HUMAN, int(kind[0]))
+        return None
+
+    def _human_before_roll(self) -> str | None:
+        """Commands before your roll (roll, double, resign, hint, ...); the end-of-game message or None to roll."""
+        while True:
+            can = self.match.can_double(HUMAN)
+            prompt = "roll or double> " if can else "roll> "
+            raw = self.ask(prompt).strip()
+            cmd = raw.lower()
+            if cmd in ("", "r", "ro", "rol", "roll"):
+                return None
+            if "double".startswith(cmd) and len(cmd) >= 1 and cmd[0] == "d":
+                if not can:
+                    self.say(f"You cannot double now ({self._why_no_double(HUMAN)}).")
+                    continue
+                return self._human_doubles()
+            if self._common(cmd, raw):
+                continue
+            if cmd.startswith("resign"):
+                res = self._human_resigns(cmd)
+                if res is not None:
+                    return res
+                continue
+            if cmd.startswith("h"):
+                self._cube_hint(HUMAN)
+                continue
+            self.say(f"Unknown command {cmd!r}: type 'roll', 'double', 'hint', 'board', 'score' or 'quit'.")
+
+    def _ask_play(self, dice: tuple[int, int], plays: Sequence[Play]) -> Play | str:
+        """Ask for your play until a legal one is given; the play, or the end-of-game message (a resignation)."""
+        while True:
+            text = self.ask(f"your play ({dice[0]}-{dice[1]})> ").strip()
+            low = text.lower()
+            if not text:
+                continue
+            if self._play_prompt_command(low, text, dice, plays):
+                continue
+            if low.startswith("resign"):
+                res = self._human_resigns(low)
+                if res is not None:
+                    return res
+                continue
+            play = self._parse_human_play(text, dice)
+            if play is not None:
+                return play
+
+    def _play_prompt_command(self, low: str, text: str, dice: tuple[int, int], plays: Sequence[Play]) -> bool:
+        """Handle hint / moves / the common commands at the play prompt; True when ``low`` was one."""
+        if low in ("hint", "h"):
+            self._play_hint(dice)
+            return True
+        if low in ("moves", "m", "plays"):
+            self.say("Legal plays: " + ", ".join(sorted(p.notation for p in plays)))
+            return True
+        return self._common(low, text)
+
+    def _parse_human_play(self, text: str, dice: tuple[int, int]) -> Play | None:
+        """Your play from its notation, or None after saying why it cannot be read or is not legal."""
+        try:
+            return parse_play(text, self.board, dice)
+        except AmbiguousMoveError as exc:
+            self.say(f"Ambiguous play: {exc}.  Write the route, e.g. with intermediate points (24/18/13).")
+        except IllegalMoveError as exc:
+            self.say(f"Illegal play: {exc}.  Type 'moves' to list the legal plays.")
+        except NotationError as exc:
+            self.say(
+                f"Cannot read {text!r}: {exc}.  Write plays like 13/8 13/11, bar/22*, 6/off, 8/2(2); "
+                "or 'hint', 'moves', 'board', 'quit'."
+            )
         return None
 
     def _common(self, cmd: str, raw: str | None = None) -> bool:
