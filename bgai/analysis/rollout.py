@@ -63,11 +63,15 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+
+try:  # part of the 'train' extra; without it BLAS keeps its own thread count
+    from threadpoolctl import threadpool_limits
+except ModuleNotFoundError:  # pragma: no cover - numpy-only installs
+    threadpool_limits = None
 
 from bgai.agents.base import Agent, ProbabilityAgent, best_per_input
 from bgai.agents.gnubg import GnubgAgent, import_gnubg_nn
@@ -669,7 +673,7 @@ def single_thread() -> Iterator[None]:
     """
     torch = sys.modules.get("torch")
     old = torch.get_num_threads() if torch is not None else None
-    with threadpool_limits(1, user_api="blas"):
+    with threadpool_limits(1, user_api="blas") if threadpool_limits is not None else nullcontext():
         if torch is not None:
             torch.set_num_threads(1)
         try:

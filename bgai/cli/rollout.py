@@ -27,16 +27,9 @@ import sys
 
 import numpy as np
 
-from bgai.agents.registry import make_agent, valid_specs
-from bgai.analysis.plays import cubeful_afterstate_equities
-from bgai.analysis.rollout import PlaysRolloutResult, RolloutResult, rollout_plays, rollout_position
+from bgai.agents.registry import valid_specs
 from bgai.cli.args import seed_type
-from bgai.core.equity import OUTPUTS
-from bgai.core.position_id import encode_position_id
 from bgai.errors import BgaiError
-from bgai.formats.request import read_position_request
-from bgai.game.cube import cube_decision, cube_decision_dict, cube_efficiency, describe_state, format_cube_decision
-from bgai.util.fileio import atomic_write_json, check_destination
 
 
 def register(subparsers) -> None:
@@ -93,7 +86,7 @@ class _Progress:
             self.bar.close()
 
 
-def _settings_line(r: RolloutResult | PlaysRolloutResult) -> str:
+def _settings_line(r) -> str:
     s = r.settings
     parts = [f"agent {s.agent}", f"{s.ply}-ply", "variance reduction" if s.variance_reduction else "no variance reduction",
              f"truncated at {s.truncate} plies" if s.truncate else "played to the end", f"seed {s.seed}"]
@@ -108,6 +101,12 @@ def _fmt(v: float, signed: bool = False) -> str:
 
 def run(args) -> int:
     """Run ``bgai rollout``; returns the exit status (130 when interrupted, with the partial result shown)."""
+    from bgai.agents.registry import make_agent
+    from bgai.analysis.rollout import rollout_plays, rollout_position
+    from bgai.core.position_id import encode_position_id
+    from bgai.formats.request import read_position_request
+    from bgai.util.fileio import atomic_write_json, check_destination
+
     req = read_position_request(args.position, args.dice)
     if req.double_offered:
         raise BgaiError("a double is pending: roll out the position before the double (without it)")
@@ -143,7 +142,9 @@ def run(args) -> int:
     return 130 if partial else 0
 
 
-def _report_position(args, pid, match_id, board, state, res: RolloutResult) -> dict:
+def _report_position(args, pid, match_id, board, state, res) -> dict:
+    from bgai.game.cube import cube_decision, cube_decision_dict, cube_efficiency, describe_state, format_cube_decision
+
     out = {"position_id": pid, "match_id": match_id, "agent": args.agent, "kind": "position", **res.to_dict()}
     head = f"Rollout of Position ID {pid}" + (f":{match_id}" if match_id else "") + " (side on roll, before the roll)"
     print(head)
@@ -169,7 +170,11 @@ def _report_position(args, pid, match_id, board, state, res: RolloutResult) -> d
     return out
 
 
-def _report_plays(args, pid, match_id, board, state, res: PlaysRolloutResult) -> dict:
+def _report_plays(args, pid, match_id, board, state, res) -> dict:
+    from bgai.analysis.plays import cubeful_afterstate_equities
+    from bgai.core.equity import OUTPUTS
+    from bgai.game.cube import describe_state
+
     out = {"position_id": pid, "match_id": match_id, "agent": args.agent, "kind": "plays", **res.to_dict()}
     print(f"Rollout of the plays of Position ID {pid}" + (f":{match_id}" if match_id else "")
           + f", roll {res.dice[0]}{res.dice[1]}: {len(res.plays)} play(s), {res.trials} trials each on the same dice")
