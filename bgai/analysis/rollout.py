@@ -422,10 +422,15 @@ class RolloutResult:
         probs, se, eq, eq_se = _mean_se(outcomes)
         return cls(probabilities=probs, std_errors=se, equity=eq, equity_se=eq_se, trials=len(outcomes), **kwargs)
 
+    def clipped_probabilities(self) -> np.ndarray:
+        """``probabilities`` clipped into [0, 1]: luck-adjusted trials can leave a rare outcome's mean a little
+        below 0 (a backgammon rate of -0.004); :attr:`equity` stays the unclipped, unbiased mean."""
+        return np.clip(self.probabilities, 0.0, 1.0)
+
     def to_dict(self) -> dict:
-        """A JSON-ready dict (non-finite numbers as None)."""
+        """A JSON-ready dict (non-finite numbers as None; probabilities clipped into [0, 1])."""
         return {
-            "probabilities": {k: _num(v) for k, v in zip(OUTPUTS, self.probabilities)},
+            "probabilities": {k: _num(v) for k, v in zip(OUTPUTS, self.clipped_probabilities())},
             "std_errors": {k: _num(v) for k, v in zip(OUTPUTS, self.std_errors)},
             "equity": _num(self.equity),
             "equity_se": _num(self.equity_se),

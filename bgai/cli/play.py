@@ -58,6 +58,10 @@ def run(args: argparse.Namespace) -> int:
     if args.match is not None and not 1 <= args.match <= MAX_MATCH_LENGTH:
         raise BgaiError(f"--match N: a match is played to 1..{MAX_MATCH_LENGTH} points (the longest match equity "
                         f"table and GNU Backgammon's limit), got {args.match} (leave --match out for a money session)")
+    if args.save:
+        from bgai.util.fileio import check_destination
+
+        check_destination(args.save, probe=True)  # a missing folder is an error now, not after the session
     spec = default_agent_spec() if args.agent == "default" else args.agent
     return play_in_terminal(spec, match_length=args.match or 0, seed=args.seed, position=args.position,
                             save=args.save)

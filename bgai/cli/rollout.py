@@ -162,7 +162,7 @@ def _report_position(args, pid, match_id, board, state, res) -> dict:
         if res.trials == 0:
             print("  no cube decision: no trial finished")
         else:
-            d = cube_decision(res.probabilities, state, float(cube_efficiency(board[None])[0]))
+            d = cube_decision(res.clipped_probabilities(), state, float(cube_efficiency(board[None])[0]))
             print(f"Cube decision from the rollout ({describe_state(state)}; Janowski model, cubeless rollout "
                   "probabilities):")
             print(format_cube_decision(d))
@@ -185,7 +185,7 @@ def _report_plays(args, pid, match_id, board, state, res) -> dict:
     key = "equity"
     if args.cube and res.trials > 0:
         after = np.stack([p.afterstate for p in plays])
-        probs = np.stack([p.result.probabilities for p in plays])
+        probs = np.stack([p.result.clipped_probabilities() for p in plays])
         eq, mwc = cubeful_afterstate_equities(after, probs, state)
         for d, e in zip(out["plays"], eq):
             d["cubeful_equity"] = float(e)

@@ -164,7 +164,12 @@ def summarize_cubeful(res: CubefulResults, *, duplicate: bool, agent_a: str, age
         mw, mci = nan, nan
     else:
         ppg, ci = nan, nan
-        mw, mci = mean_ci((res.unit_winner == 0).astype(np.float64))
+        wins = (res.unit_winner == 0).astype(np.float64)
+        mw, mci = mean_ci(wins)
+        # a share of 0% or 100% has sample variance 0: floor the half-width at the Wilson score interval's
+        # distance from the edge, z^2 / (n + z^2), so a perfect record over few matches is not a certainty
+        n_samples = wins.size // 2 if duplicate and wins.size % 2 == 0 else wins.size
+        mci = max(mci, Z95 * Z95 / (n_samples + Z95 * Z95)) if np.isfinite(mci) else mci
     g = len(res.game_winner)
 
     def side(p: int) -> PlayerCubeStats:

@@ -255,15 +255,23 @@ def _concat(parts: list[GameResults]) -> GameResults:
     )
 
 
+#: The most games (or matches) one series plays: its work units are planned up front.
+MAX_SERIES = 100_000_000
+
+
 def check_series(count, *, duplicate: bool, workers: int, chunk: int, seed: int, what: str = "games") -> None:
     """Check the arguments of a series (cubeless here, cubeful and matches in :mod:`bgai.game.play_cube`).
 
     Raises:
-        BgaiError: ``count`` (of ``what``: games or matches) not a positive integer, or odd in duplicate mode
+        BgaiError: ``count`` (of ``what``: games or matches) not a positive integer, above :data:`MAX_SERIES`, or
+            odd in duplicate mode
             (mirrored pairs); ``workers`` < 1; ``chunk`` (games per work unit) not an even number >= 2; ``seed`` < 0.
     """
     if not isinstance(count, (int, np.integer)) or isinstance(count, bool) or count <= 0:
         raise BgaiError(f"number of {what} must be a positive integer, got {count!r}")
+    if count > MAX_SERIES:
+        raise BgaiError(f"number of {what} must be at most {MAX_SERIES:,} in one series, got {count:,} "
+                        "(run several series with other seeds)")
     if duplicate and count % 2:
         raise BgaiError(f"duplicate mode plays mirrored pairs: the number of {what} must be even, got {count}")
     if workers < 1:

@@ -101,6 +101,10 @@ def _as_number(key: str, v: Any) -> float:
     return float(v)
 
 
+#: The largest game or sample count a run takes (a run of 10**12 games would never end on any machine).
+MAX_RUN_UNITS = 10**12
+
+
 def _as_int(key: str, v: Any) -> int:
     """An int from an int, an integral float or a numeric string, else a ConfigError naming ``key``."""
     if isinstance(v, int) and not isinstance(v, bool):
@@ -224,6 +228,9 @@ class RunConfig:
         for k in ("seed", "eval_seed"):
             if getattr(self, k) >= 2**63:
                 raise ConfigError(f"config key {k!r} must be < 2**63, got {getattr(self, k)}")
+        for k in ("games", "eval_games", "eval_every", "checkpoint_every", "log_every"):
+            if getattr(self, k) > MAX_RUN_UNITS:
+                raise ConfigError(f"config key {k!r} must be <= {MAX_RUN_UNITS:,}, got {getattr(self, k):,}")
         if self.eval_games % 2:
             raise ConfigError(f"config key 'eval_games' must be even (duplicate-dice pairs), got {self.eval_games}")
 

@@ -582,13 +582,15 @@ class TerminalGame:
             return None
         cs = self.match.cube_state(BOT)
         dec = self.bot.resignation(flip(self.board), cs, points, decider_on_roll=False)
-        if cs.is_money:
-            played = "?" if math.isnan(dec.equity_if_played) else f"{dec.equity_if_played:+.3f}"
-            why = f"accepting gives bgai {dec.equity_if_accepted:g} point(s); playing on is worth {played}"
+        if math.isnan(dec.equity_if_played):  # an agent without probabilities cannot value playing on
+            why = ("bgai's agent gives no probabilities, so it accepts only what nothing can beat (a "
+                   "backgammon, or the match)")
+        elif cs.is_money:
+            why = (f"accepting gives bgai {dec.equity_if_accepted:g} point(s); playing on is worth "
+                   f"{dec.equity_if_played:+.3f}")
         else:
-            played = "?" if math.isnan(dec.equity_if_played) else f"{100 * dec.equity_if_played:.1f}%"
-            why = (f"bgai's match-winning chance: {100 * dec.equity_if_accepted:.1f}% if it accepts, {played} "
-                   "playing on")
+            why = (f"bgai's match-winning chance: {100 * dec.equity_if_accepted:.1f}% if it accepts, "
+                   f"{100 * dec.equity_if_played:.1f}% playing on")
         self._recorder.add(Resign(HUMAN, points))
         if not dec.accept:
             self._recorder.add(RejectResign(BOT))
