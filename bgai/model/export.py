@@ -35,7 +35,6 @@ deprecated; ``tests/test_export.py`` checks onnxruntime, numpy and torch agree.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -49,7 +48,7 @@ from bgai.core.position_id import decode_position_id
 from bgai.errors import BgaiError
 from bgai.model.bundle import BundleNet, ModelBundle, load_model_bundle
 from bgai.model.classes import CLASS_NAMES
-from bgai.util.fileio import check_destination, write_file_set
+from bgai.util.fileio import check_destination, file_sha256, write_file_set
 
 __all__ = [
     "OPSET",
@@ -290,14 +289,6 @@ def export_model(net, encoder, out: str | os.PathLike, **kwargs) -> dict[str, st
     return export_bundle(ModelBundle.single(net, encoder), out, **kwargs)
 
 
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def export_checkpoint(checkpoint: str | os.PathLike, out: str | os.PathLike, *, fmt: str | None = None) -> dict[str, str]:
     """Export a bundle file (:mod:`bgai.model.bundle`).
 
@@ -317,5 +308,5 @@ def export_checkpoint(checkpoint: str | os.PathLike, out: str | os.PathLike, *, 
     check_destination(out, probe=True)  # before loading: a missing or unwritable output directory is refused first
     bundle, ckpt = load_model_bundle(path)  # short, safe errors for corrupt or foreign files
     extra = {"games_trained": int(ckpt.get("games_trained", 0))}
-    return export_bundle(bundle, out, fmt=fmt, source=os.path.basename(path), source_sha256=_sha256(path),
+    return export_bundle(bundle, out, fmt=fmt, source=os.path.basename(path), source_sha256=file_sha256(path),
                          extra_metadata=extra)

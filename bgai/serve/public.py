@@ -8,12 +8,12 @@ apart without showing where the server keeps its files.
 from __future__ import annotations
 
 import copy
-import hashlib
 import os
 
 from bgai.agents.registry import parse_spec
 from bgai.errors import BgaiError
 from bgai.serve.bot import Bot
+from bgai.util.fileio import file_sha256
 
 __all__ = ["public_spec", "model_info", "public_bot"]
 
@@ -46,12 +46,8 @@ def model_info(spec: str) -> dict | None:
     name, _ = _split(spec)
     if not os.path.isfile(name):
         return None
-    h = hashlib.sha256()
     try:
-        with open(name, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-        digest = "sha256:" + h.hexdigest()[:ID_DIGITS]
+        digest = "sha256:" + file_sha256(name)[:ID_DIGITS]
     except OSError:
         digest = None
     return {"file": os.path.basename(name), "id": digest}

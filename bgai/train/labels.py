@@ -50,7 +50,7 @@ from bgai.core.position_id import encode_position_ids
 from bgai.errors import BgaiError
 from bgai.game.play import play_games
 from bgai.model.classes import classify
-from bgai.util.fileio import atomic_write_bytes, atomic_write_json
+from bgai.util.fileio import atomic_write_bytes, atomic_write_json, file_sha256
 from bgai.util.parallel import run_units
 
 __all__ = ["LABEL_KINDS", "LabelSettings", "label_shard", "make_labels", "load_labels", "Dataset", "label_context",
@@ -106,14 +106,6 @@ class LabelSettings:
             raise LabelError(f"disagree must be >= 0, got {self.disagree}")
         if self.kind == "rollout" and self.trials < 1:
             raise LabelError("rollout labels need trials >= 1")
-
-
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _labeller(agent: Agent, settings: LabelSettings) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
@@ -189,7 +181,7 @@ def _open_folder(folder: str, settings: LabelSettings) -> dict:
     """Create the dataset folder, or check that an existing one was made with the same settings."""
     record = {"format": FORMAT, "format_version": FORMAT_VERSION, "bgai_version": __version__,
               "settings": {**asdict(settings), "model": os.path.basename(settings.model.split(":")[0]),
-                           "model_sha256": _sha256(settings.model.split(":")[0])}}
+                           "model_sha256": file_sha256(settings.model.split(":")[0])}}
     meta_path = os.path.join(folder, "dataset.json")
     if os.path.exists(meta_path):
         try:

@@ -23,6 +23,7 @@ an exception raised by the caller's ``write`` callback that is not an ``OSError`
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import re
@@ -283,3 +284,16 @@ def write_file_set(files: dict[str, bytes]) -> None:
             pass
     for directory in {os.path.dirname(os.path.abspath(p)) for p in files}:
         _fsync_directory(directory)
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes as 64 hex digits, read in 1 MiB blocks.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
