@@ -64,6 +64,7 @@ from bgai.formats.fibs import SCORE_CONVENTIONS, FIBSState, interpret_fibs_board
 from bgai.serve.bot import Bot
 from bgai.serve.limits import EXTERNAL_MAX_CONNECTIONS, EXTERNAL_TIMEOUT, ConnectionSlots, check_limits, too_many_line
 from bgai.serve.public import public_bot
+from bgai.util.threads import limit_threads
 
 __all__ = ["ExternalSession", "ExternalServer", "serve_external", "format_plain", "MAX_LINE", "INTERFACE_VERSION"]
 
@@ -507,6 +508,7 @@ def serve_external(
     Raises:
         OSError: the address cannot be bound (e.g. the port is in use).  LimitError: bad limits.
     """
+    limit_threads(1)  # one position per request: a second torch/BLAS thread only spins
     with ExternalServer(
         (host, port), bot, seed=seed, scores=scores, max_connections=max_connections, timeout=timeout
     ) as server:
