@@ -63,11 +63,11 @@ import re
 from typing import Annotated
 
 import numpy as np
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bgai import __version__
@@ -181,6 +181,37 @@ def _wildbg_openapi() -> dict:
              "maximum": 15}, "description": f"wildbg board: {what}"}
         )
     return {"parameters": params}
+
+
+def _query_model(model: type[BaseModel]):
+    """A dependency reading ``model`` (a :class:`PositionParams` subclass) from the query string.
+
+    Validates with pydantic directly: FastAPI's own reading of a query-parameter model re-inspects every field's
+    annotation on each request (about a third of a millisecond); the messages are the same (pydantic's errors
+    become a :class:`RequestValidationError` with FastAPI's ``("query", name)`` locations).  The parameters are
+    described in OpenAPI by :func:`_openapi`.
+    """
+    names = tuple(model.model_fields)
+
+    async def read(request: Request) -> BaseModel:
+        params = request.query_params
+        try:
+            return model.model_validate({k: params[k] for k in names if k in params})
+        except ValidationError as exc:
+            raise RequestValidationError([{**e, "loc": ("query", *e["loc"])} for e in exc.errors()]) from None
+
+    return read
+
+
+def _openapi(model: type[BaseModel] | None = None) -> dict:
+    """OpenAPI ``parameters`` of an endpoint: ``model``'s fields (query parameters) and the wildbg board's."""
+    params = []
+    if model is not None:
+        schema = model.model_json_schema()
+        required = set(schema.get("required", ()))
+        for name, prop in schema["properties"].items():
+            params.append({"name": name, "in": "query", "required": name in required, "schema": prop})
+    return {"parameters": params + _wildbg_openapi()["parameters"]}
 
 
 def _num(x: float | None) -> float | None:
@@ -368,8 +399,8 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
             "cube_policy": JANOWSKI_POLICY if caps.cube else CONSERVATIVE_POLICY,
         }
 
-    @app.get("/api/plays", summary="All legal plays, ranked best first", openapi_extra=_wildbg_openapi())
-    async def plays(request: Request, params: Annotated[PlayParams, Query()]) -> dict:
+    @app.get("/api/plays", summary="All legal plays, ranked best first", openapi_extra=_openapi(PlayParams))
+    async def plays(request: Request, params: Annotated[PlayParams, Depends(_query_model(PlayParams))]) -> dict:
         """Every legal play of the position with the roll, best first by the agent's value.
 
         Each play: standard notation, single-die steps (from 25 = bar, to 0 = off), the agent's ``score`` and
@@ -398,8 +429,8 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         }
 
     @app.get("/api/evaluate", summary="Probabilities, cubeless and cubeful equity of the side on roll",
-             openapi_extra=_wildbg_openapi())
-    async def evaluate(request: Request, params: Annotated[CubeStateParams, Query()]) -> dict:
+             openapi_extra=_openapi(CubeStateParams))
+    async def evaluate(request: Request, params: Annotated[CubeStateParams, Depends(_query_model(CubeStateParams))]) -> dict:
         """Cubeless outcome probabilities (win, win gammon, win backgammon, lose gammon, lose backgammon) of the
         side on roll before it rolls, cubeless equity (ppg) and cubeful equity (per unit of the cube; the
         normalised money equity of the match-winning chance in match play), with the cube decision."""
@@ -416,8 +447,8 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
             out.update(mwc=ev.mwc, cubeless_mwc=ev.cubeless_mwc)
         return out
 
-    @app.get("/api/cube", summary="Cube decision for the side on roll", openapi_extra=_wildbg_openapi())
-    async def cube(request: Request, params: Annotated[CubeStateParams, Query()]) -> dict:
+    @app.get("/api/cube", summary="Cube decision for the side on roll", openapi_extra=_openapi(CubeStateParams))
+    async def cube(request: Request, params: Annotated[CubeStateParams, Depends(_query_model(CubeStateParams))]) -> dict:
         """Should the side on roll double, and should the opponent take?  Uses bgai.game.cube on the agent's
         probabilities (agents without probabilities: never double, always take).  The position is before the
         roll: a Match ID or XGID with rolled dice (or dice parameters) is refused."""
@@ -429,8 +460,8 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
             )
         return {"state": _state_json(req), **_cube_json(bot.cube_decision(req.board, req.cube_state))}
 
-    @app.get("/api/resign", summary="Accept or reject a resignation", openapi_extra=_wildbg_openapi())
-    async def resign(request: Request, params: Annotated[ResignParams, Query()]) -> dict:
+    @app.get("/api/resign", summary="Accept or reject a resignation", openapi_extra=_openapi(ResignParams))
+    async def resign(request: Request, params: Annotated[ResignParams, Depends(_query_model(ResignParams))]) -> dict:
         """Should a side accept its opponent's resignation of ``points`` (1 a single game, 2 a gammon, 3 a
         backgammon, before the cube)?  ``resigns=opponent`` (default): the side on roll decides;
         ``resigns=on_roll``: the side on roll resigns and its opponent decides.  bgai.analysis.resign decides:
