@@ -495,7 +495,8 @@ def serve_external(
     max_connections: int = EXTERNAL_MAX_CONNECTIONS,
     timeout: float = EXTERNAL_TIMEOUT,
 ) -> None:
-    """Serve the external-player protocol until interrupted (Ctrl-C).
+    """Serve the external-player protocol until interrupted (Ctrl-C), with torch and BLAS single-threaded
+    (:func:`bgai.util.threads.limit_threads`: one position per request; a second thread only spins).
 
     Args:
         bot: the bot.

@@ -50,6 +50,11 @@ Errors (the server keeps running):
 * an unknown path (404), a method other than GET (405) and a request whose ``Host`` header is not one of the
   server's names (400, DNS rebinding; :class:`bgai.serve.limits.HostCheck`) get ``{"message": ...}`` too.
 
+Speed: the handlers are ``async`` and answer on the event loop (no hand-off to a worker thread and back per
+request; the bot serialises agent calls anyway, so one request computes at a time either way), and the server
+runs torch and BLAS single-threaded (:func:`serve_http`).  ``scripts/bench_http.py`` measures the latency of
+``/api/plays`` and ``/api/evaluate`` with one client beside the in-process time of the same call.
+
 ``/api/info`` names the served model by its file name and id (SHA-256 prefix), never by its path
 (:mod:`bgai.serve.public`).  Connection limits and idle timeouts: :mod:`bgai.serve.limits`
 (``bgai serve http --max-connections N --timeout S --allow-host NAME``).
@@ -577,14 +582,16 @@ def serve_http(
     """Run the HTTP server with uvicorn until interrupted, with bgai's limits (:mod:`bgai.serve.limits`): at most
     ``max_connections`` connections, a connection without a request in progress closed after ``timeout``
     seconds, only requests whose ``Host`` is ``localhost``/``127.0.0.1``/``::1``, ``host`` or one of
-    ``allow_hosts`` (``'*'``: any).
+    ``allow_hosts`` (``'*'``: any).  Torch and BLAS run single-threaded in this process
+    (:func:`bgai.util.threads.limit_threads`): one position per request gains nothing from a second thread, which
+    only spins and adds to the tail latency.
 
     Raises:
         OSError: the address cannot be bound.  LimitError: bad limits.
     """
     import uvicorn
 
-    limit_threads(1)  # one position per request: a second torch/BLAS thread only spins (p90 52 ms -> 11 ms)
+    limit_threads(1)  # one position per request: a second torch/BLAS thread only spins
     app = create_app(bot, seed=seed, hosts=allowed_hosts(host, allow_hosts))
     config = http_server_config(app, host, port, max_connections=max_connections, timeout=timeout, log_level=log_level)
     uvicorn.Server(config).run()

@@ -668,7 +668,8 @@ def serve_ubgi(
     stdout: BinaryIO | None = None,
     progress_interval: float = PROGRESS_INTERVAL,
 ) -> int:
-    """Run the UBGI engine on stdin/stdout until ``quit`` or the end of stdin.
+    """Run the UBGI engine on stdin/stdout until ``quit`` or the end of stdin.  Once the agent is built (at
+    ``ubgi``), torch and BLAS run single-threaded (:func:`bgai.util.threads.limit_threads`).
 
     Args:
         spec: the agent spec (built at ``ubgi``; check it first with :func:`check_agent_spec`).
