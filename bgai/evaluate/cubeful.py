@@ -239,7 +239,7 @@ def run_cubeful_unit(context, job: tuple) -> CubefulResults:
 
 def run_saved_cubeful_unit(context, job: tuple) -> SavedUnit:
     """:func:`run_cubeful_unit` that also writes the unit's games as match text (:mod:`bgai.evaluate.savegames`:
-    one money session per unit, or one file per match): ``job = (seed, unit, total, chunk, duplicate, save)``
+    money sessions of up to 100 games, or one file per match): ``job = (seed, unit, total, chunk, duplicate, save)``
     with ``save`` a :class:`~bgai.evaluate.savegames.SaveSpec`.  The same games (and results) as without saving."""
     agents, rules = context
     seed, unit, total, chunk, duplicate, save = job
@@ -300,8 +300,8 @@ def evaluate_cubeful(
         progress: tqdm progress bar on stderr.
         on_plan: called before the games with ``(work units, games or matches per unit, workers used)``.
         backend: :func:`bgai.util.parallel.run_units` backend (``'local'``).
-        save: write the games as match files (:mod:`bgai.evaluate.savegames`: a money session per work unit, or a
-            file per match, with the cube actions; written by this process as each unit finishes).
+        save: write the games as match files (:mod:`bgai.evaluate.savegames`: money sessions of up to 100 games,
+            or a file per match, with the cube actions; written by this process as each unit finishes).
 
     Returns:
         :class:`CubeReport`; after Ctrl-C or SIGTERM a partial one (:attr:`CubeReport.partial`).

@@ -326,7 +326,7 @@ def evaluate(
         on_unit: called with each finished unit's results (in completion order).
         on_plan: called before the games with ``(work units, games per unit, workers used)``.
         backend: :func:`bgai.util.parallel.run_units` backend (``'local'``).
-        save: write the games as match files (:mod:`bgai.evaluate.savegames`: one money session per work unit,
+        save: write the games as match files (:mod:`bgai.evaluate.savegames`: money sessions of up to 100 games,
             written by this process as each unit finishes); the results are the same as without.
 
     Returns:
