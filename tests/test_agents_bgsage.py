@@ -15,7 +15,7 @@ import pytest
 from bgai.core.board import flip, off_counts, pip_counts, starting_board
 from bgai.core.equity import cubeless_equity
 from bgai.core.movegen import afterstates
-from bgai.errors import AgentSpecError
+from bgai.errors import AgentSpecError, InvalidDiceError, InvalidPositionError
 
 bgbot_cpp = pytest.importorskip("bgbot_cpp", reason="bgsage (Open Sage) is not installed: pip install 'bgai[bgsage]'")
 bgsage = pytest.importorskip("bgsage", reason="bgsage (Open Sage) is not installed: pip install 'bgai[bgsage]'")
@@ -154,6 +154,16 @@ def test_choice_is_legal_and_bgsages_best(agent, positions):
     for i in range(len(boards)):
         grp = np.flatnonzero(src == i)
         assert scores[grp].max() - scores[grp[(after[grp] == chosen[i]).all(axis=(1, 2))]][0] < 1e-6
+
+
+def test_bad_input_is_a_clear_error(agent):
+    rng = np.random.default_rng(0)
+    with pytest.raises(InvalidDiceError, match="1..6"):
+        agent.choose(starting_board()[None], np.array([[7, 1]]), rng)
+    bad = starting_board()
+    bad[0, 5] = 9  # 19 checkers
+    with pytest.raises(InvalidPositionError):
+        agent.choose(bad[None], np.array([[3, 1]]), rng)
 
 
 def test_afterstate_probabilities_and_finished_games(agent):

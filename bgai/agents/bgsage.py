@@ -47,9 +47,9 @@ from __future__ import annotations
 import numpy as np
 
 from bgai.agents.base import Capabilities, ProbabilityAgent, finished_or_evaluate
-from bgai.core.board import as_batch, flip
+from bgai.core.board import as_batch, flip, validate
 from bgai.core.equity import cubeless_equity, swap_perspective
-from bgai.errors import AgentSpecError
+from bgai.errors import AgentSpecError, InvalidDiceError
 
 #: Highest bgai ply the agent offers (bgsage's search goes to its "4ply" = bgai's 3-ply).
 MAX_PLY = 3
@@ -179,9 +179,17 @@ class BgsageAgent(ProbabilityAgent):
 
     def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """bgsage's play for each position (see the module docstring): ``(N, 2, 25)`` int8 afterstates, mover's
-        view; the unchanged position where no play is legal."""
-        b = as_batch(boards)
-        d = np.asarray(dice, dtype=np.int64).reshape(-1, 2)
+        view; the unchanged position where no play is legal.
+
+        Raises:
+            InvalidPositionError: a board that breaks the rules (:func:`bgai.core.board.validate`).
+            InvalidDiceError: dice not ``(N, 2)`` with values 1..6.
+        """
+        b = validate(as_batch(boards))
+        d = np.asarray(dice)
+        if d.shape != (b.shape[0], 2) or not np.issubdtype(d.dtype, np.integer) or ((d < 1) | (d > 6)).any():
+            raise InvalidDiceError(f"dice must be ({b.shape[0]}, 2) integers 1..6, got shape {d.shape}")
+        d = d.astype(np.int64)
         inputs = [
             {"board": s, "die1": d1, "die2": d2, "cube_value": 1, "cube_owner": self._centered}
             for s, (d1, d2) in zip(to_sage(b).tolist(), d.tolist())
@@ -193,6 +201,8 @@ class BgsageAgent(ProbabilityAgent):
         else:
             results = cpp.batch_checker_play(inputs, self._static, self._search, FILTER_MAX_MOVES,
                                              FILTER_THRESHOLD, 1, jacoby=False)
+        if self._search is not None:
+            self._search.clear_cache()  # bgsage's position cache grows without bound otherwise
         level = f"{self.ply + 1}-ply"
         out = b.copy()
         rows, chosen = [], []
@@ -219,6 +229,8 @@ class BgsageAgent(ProbabilityAgent):
         owner = self._centered
         positions = [(s, 1, owner) for s in to_sage(boards).tolist()]
         res = self._cpp.batch_evaluate_positions(positions, self._strategy, 1, jacoby=False, beaver=False)
+        if self._search is not None:
+            self._search.clear_cache()
         return np.array([r["probs"] for r in res], dtype=np.float64).reshape(-1, 5)
 
     def afterstate_probabilities(self, afterstates: np.ndarray) -> np.ndarray:
@@ -232,6 +244,8 @@ class BgsageAgent(ProbabilityAgent):
         owner = self._centered
         positions = [(s, owner) for s in to_sage(after).tolist()]
         res = self._cpp.batch_evaluate_post_move(positions, self._strategy, 1, jacoby=False)
+        if self._search is not None:
+            self._search.clear_cache()
         return np.array([r["probs"] for r in res], dtype=np.float64).reshape(-1, 5)
 
     def evaluate_plays(self, boards: np.ndarray, afterstates: np.ndarray, src: np.ndarray) -> np.ndarray:
