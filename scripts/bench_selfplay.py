@@ -31,19 +31,20 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def selfplay_rate(cfg, seconds: float, warmup_steps: int = 100) -> tuple[float, float]:
-    """(games/s, positions trained/s) of the trainer on ``cfg``, wall clock, after ``warmup_steps`` steps."""
+def selfplay_rate(cfg, seconds: float, warmup_steps: int = 100) -> tuple[float, float, float]:
+    """(games/s, positions trained/s, games per CPU second of this process) of the trainer on ``cfg``, wall clock,
+    after ``warmup_steps`` steps (the CPU figure counts the whole work only with one process: ``workers: 1``)."""
     from bgai.train.td import SelfPlayTrainer
 
     with SelfPlayTrainer(cfg) as tr:
         for _ in range(warmup_steps):
             tr.step()
         g0, p0 = tr.games, tr.positions_trained
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         while time.perf_counter() - t0 < seconds:
             tr.step()
-        dt = time.perf_counter() - t0
-        return (tr.games - g0) / dt, (tr.positions_trained - p0) / dt
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+        return (tr.games - g0) / dt, (tr.positions_trained - p0) / dt, (tr.games - g0) / max(cpu, 1e-9)
 
 
 def bgsage_td_rate(hidden: int, seconds: float, warmup_games: int = 200) -> tuple[float, float] | None:
@@ -144,22 +145,26 @@ def main(argv=None) -> int:
         row = {}
         for w in workers:
             c = load_config(args.config, [f"hidden={hidden}", f"workers={w}"])
-            gps, pps = selfplay_rate(c, args.seconds)
+            gps, pps, gpc = selfplay_rate(c, args.seconds)
             row[w] = gps
+            if w == 1:
+                row["cpu"] = gpc
             print(f"self-play training, hidden {hidden}, {w} process(es): {gps:8.1f} games/s  "
                   f"({pps:,.0f} positions trained/s, TD updates included)")
         table.append((hidden, row, ref))
     if all(ref is None for _, _, ref in table):
         print("bgsage not installed (pip install 'bgai[bgsage]'): no td_train reference figure")
     else:
-        print("self-play training, games/s (wall clock, this run):")
+        print("self-play training, games/s (wall clock, this run; on a busy machine the wall-clock ratios follow the "
+              "load, the per-CPU-second one does not):")
         print("  hidden  " + "".join(f"bgai {w} proc  " for w in workers) + "bgsage td_train  "
-              + "".join(f"ratio {w} proc  " for w in workers))
+              + "".join(f"ratio {w} proc  " for w in workers) + "| per CPU second: bgai 1 proc  bgsage  ratio")
         for hidden, row, ref in table:
             if ref is None:
                 continue
+            cpu = (f"| {row['cpu']:27.1f}  {ref[1]:6.1f}  {row['cpu'] / ref[1]:4.2f}x" if "cpu" in row else "")
             print(f"  {hidden[0]:>6}  " + "".join(f"{row[w]:11.1f}  " for w in workers) + f"{ref[0]:15.1f}  "
-                  + "".join(f"{row[w] / ref[0]:11.2f}x " for w in workers))
+                  + "".join(f"{row[w] / ref[0]:11.2f}x " for w in workers) + cpu)
 
     if args.profile:
         import cProfile
