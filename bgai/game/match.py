@@ -444,21 +444,23 @@ def match_from_match_id(match_id, board: np.ndarray | None = None) -> tuple[Matc
 
 
 def cube_state_from_match_id(match_id, board: np.ndarray | None = None) -> CubeState:
-    """The :class:`bgai.game.cube.CubeState` of the Match ID's player on roll (the doubler, when a double is pending).
+    """The :class:`bgai.game.cube.CubeState` of the Match ID's player on roll (the doubler, when a double is pending):
+    :meth:`bgai.formats.match_id.MatchState.to_cube_state` after :meth:`~bgai.formats.match_id.MatchState.check`.
+
+    Args:
+        match_id: the 12-character Match ID, or a decoded :class:`bgai.formats.match_id.MatchState`.
+        board: optional ``(2, 25)`` position that goes with it (the player on roll's view), checked with it.
 
     Raises:
-        MatchIDError: see :func:`match_from_match_id`; also a match longer than the match equity table.
+        MatchIDError: see :func:`match_from_match_id` (a finished match too); also a match longer than the
+            match equity table.
     """
-    match, player = match_from_match_id(match_id, board)
-    if match.offered_by is not None:
-        match = replace(match, offered_by=None)
-    try:
-        state = match.cube_state(player)
-        met = None if state.is_money else met_for(state)
-        if met is not None and state.match_length > met.length:
-            raise MatchStateError(
-                f"a {state.match_length}-point match is longer than the {met.name} table ({met.length})"
-            )
-    except MatchStateError as exc:
-        raise MatchIDError(f"Match ID {match_id!r}: {exc}") from None
+    ms = match_id if isinstance(match_id, MatchState) else decode_match_id(match_id)
+    where = f"Match ID {match_id!r}" if isinstance(match_id, str) else "match state"
+    state = ms.check(board, where=where).to_cube_state(where=where)
+    met = None if state.is_money else met_for(state)
+    if met is not None and state.match_length > met.length:
+        raise MatchIDError(
+            f"{where}: a {state.match_length}-point match is longer than the {met.name} table ({met.length})"
+        )
     return state
