@@ -141,6 +141,10 @@ class FIBSState:
         doubled: a double has been offered to the side to act, who must take, drop or beaver.
         crawford: this is the Crawford game.
         names: ``(side to act, opponent)`` names (cosmetic).
+
+    :attr:`cube_state` / :meth:`to_cube_state` give the one :class:`~bgai.core.cube_state.CubeState` of these
+    fields (the session's Jacoby and Crawford rules applied) and :meth:`from_cube_state` writes one; the fields
+    stay as written (a FIBS "unlimited" match carries a running score that no money-play cube state has).
     """
 
     board: np.ndarray

@@ -105,6 +105,11 @@ class MatchState:
         jacoby: the Jacoby flag of GNU Backgammon's match state (bit 66 clear); None (the default) resolves to
             True in money play and False in match play, as gnubg starts a money session (Jacoby on by default)
             or a match.
+
+    The fields are the Match ID's, as written; :attr:`cube_state` is the one
+    :class:`~bgai.core.cube_state.CubeState` they stand for (the player on roll's view) and
+    :meth:`from_cube_state` writes one.  The fields stay: a Match ID can hold what no cube state is (a money
+    session's running score, a finished match, a centred cube above 1 set with gnubg's ``set cube value``).
     """
 
     cube_value: int = 1

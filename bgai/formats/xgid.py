@@ -86,6 +86,10 @@ class XGIDState:
         max_cube: log2 of the money-game cube limit, as written (e.g. 10 -> 1024); see :attr:`cube_limit`.
         bottom_on_roll: True when the XGID's ``turn`` is 1 (row 0 is the bottom player); encoding keeps the
             same orientation.
+
+    :attr:`cube_state` is the one :class:`~bgai.core.cube_state.CubeState` of the cube and score fields (row
+    0's view) and :meth:`from_cube_state` writes one; the fields stay as written (a centred cube above 1 or a
+    money-play score decode, and are refused only by :attr:`cube_state`; max cube and beaver are XG's own).
     """
 
     board: np.ndarray
