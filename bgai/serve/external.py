@@ -34,7 +34,7 @@ line, a bad line gets ``Error: <what is wrong>`` and the connection stays usable
 calls are serialised by :class:`~bgai.serve.bot.Bot`, so concurrent clients do not disturb each other.
 
 Decisions and evaluations come from :mod:`bgai.analysis.api` (through the bot); a board's cube and score
-become a :class:`~bgai.core.cube_state.CubeState` with :func:`bgai.formats.cube_fields.cube_state_from_fibs`
+become a :class:`~bgai.core.cube_state.CubeState` with :meth:`bgai.formats.fibs.FIBSState.to_cube_state`
 (the session's ``jacobyrule`` and ``crawfordrule`` applied).  At most ``max_connections`` connections are
 served at a time (``Error: too many connections (at most N)`` to the next one) and a connection silent for ``timeout`` seconds is closed (:mod:`bgai.serve.limits`; ``bgai serve external
 --max-connections N --timeout S``).  The ``Engine:`` line names a served model by its file name only.
@@ -59,7 +59,6 @@ from bgai.core.board import flip, render
 from bgai.core.cube_state import CubeState
 from bgai.core.notation import format_play_plain
 from bgai.errors import BgaiError
-from bgai.formats.cube_fields import cube_state_from_fibs
 from bgai.formats.fibs import SCORE_CONVENTIONS, FIBSState, interpret_fibs_board, parse_fibs_board
 from bgai.serve.bot import Bot
 from bgai.serve.limits import EXTERNAL_MAX_CONNECTIONS, EXTERNAL_TIMEOUT, ConnectionSlots, check_limits, too_many_line
@@ -248,7 +247,7 @@ class ExternalSession:
         """The board's state (side to act's view) and its cube state with the session's rules."""
         try:
             state = interpret_fibs_board(parse_fibs_board(board_text), scores=self.scores)
-            cube = cube_state_from_fibs(state, jacoby=opts.jacoby, crawford_rule=opts.crawford_rule)
+            cube = state.to_cube_state(jacoby=opts.jacoby, crawford_rule=opts.crawford_rule)
         except BgaiError as exc:
             raise ProtocolError(f"badly formed board: {exc}") from None
         return state, cube
@@ -304,7 +303,7 @@ def resignation_view(board_text: str, state: FIBSState, cube: CubeState):
     Args:
         board_text: the FIBS board line.
         state: the board read from the view of its side on turn (:func:`bgai.formats.fibs.interpret_fibs_board`).
-        cube: that side's cube state (:func:`bgai.formats.cube_fields.cube_state_from_fibs`).
+        cube: that side's cube state (:meth:`bgai.formats.fibs.FIBSState.to_cube_state`).
 
     Returns:
         ``(board (2, 25) with "you" in row 0, CubeState from your view, you_on_roll)``.
