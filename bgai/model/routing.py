@@ -18,16 +18,28 @@ file, so a model is always routed as it was trained): :data:`CLASSIFIERS` has ``
 (:func:`bgai.model.classes.classify`, GNU Backgammon's exact classes), the default.  A :class:`ClassRule` says
 which net (by index) takes each class; the name ``'all'`` stands for every class but ``over``.
 
-This module is numpy-only (the numpy bot routes exported nets with it).
+Databases
+---------
+A class may be given to an exact evaluator instead of a net, as GNU Backgammon values bear-offs from its bear-off
+databases rather than a net (``eval.c``: ``EvaluatePositionFull`` calls the bear-off evaluators for
+``CLASS_BEAROFF1`` / ``CLASS_BEAROFF2``).  :data:`DATABASES` lists the kinds bgai has: ``'bearoff-os'``, the
+one-sided bear-off database of :mod:`bgai.model.bearoff` (built by bgai, cached under the user's data directory;
+nothing of it is stored in a model file), for the class ``bearoff``.  A :class:`DatabaseEntry` is such an entry of
+a bundle or an export set (``{'kind', 'classes', 'version'}`` in files); a :class:`ClassRule` counts database
+entries after the nets (entry ``k >= `` number of nets is database ``k - nets``).
+
+This module is numpy-only (the numpy bot routes exported nets and databases with it).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 from bgai.errors import CheckpointError
+from bgai.model import bearoff
 from bgai.model.classes import CLASS_NAMES, CLASS_OVER, CLASS_RACE, classify
 
 __all__ = [
@@ -38,6 +50,9 @@ __all__ = [
     "get_classifier",
     "expand_classes",
     "ClassRule",
+    "BEAROFF_DATABASE",
+    "DATABASES",
+    "DatabaseEntry",
 ]
 
 #: The name that stands for every class a net can take (all but ``over``).
@@ -83,6 +98,63 @@ def expand_classes(names) -> tuple[str, ...]:
         else:
             raise CheckpointError(f"unknown position class {n!r} for a net; known: {ALL}, {', '.join(NET_CLASSES)}")
     return tuple(c for c in NET_CLASSES if c in out)
+
+
+#: The one-sided bear-off database's kind (:mod:`bgai.model.bearoff`).
+BEAROFF_DATABASE = "bearoff-os"
+#: Database kinds: kind -> ``(classes it can value, its content version)``.
+DATABASES: dict[str, tuple[tuple[str, ...], int]] = {BEAROFF_DATABASE: (("bearoff",), bearoff.FORMAT_VERSION)}
+
+
+@dataclass(frozen=True)
+class DatabaseEntry:
+    """A database that values some position classes exactly, in place of a net (module docstring, Databases).
+
+    Attributes:
+        kind: a key of :data:`DATABASES` (``'bearoff-os'``).
+        classes: the classes it values (those its kind can value; ``('bearoff',)``).
+        version: the content version of the database it stands for (:data:`bgai.model.bearoff.FORMAT_VERSION`).
+    """
+
+    kind: str = BEAROFF_DATABASE
+    classes: tuple[str, ...] = ("bearoff",)
+    version: int = bearoff.FORMAT_VERSION
+
+    @classmethod
+    def from_dict(cls, entry) -> "DatabaseEntry":
+        """The entry of a file's ``{'kind', 'classes', 'version'}`` mapping, checked.
+
+        Raises:
+            CheckpointError: not a mapping, an unknown kind, classes the kind cannot value, or another version
+                than this bgai's database.
+        """
+        if not isinstance(entry, dict):
+            raise CheckpointError(f"malformed database entry {entry!r}: expected a mapping")
+        kind = entry.get("kind")
+        if kind not in DATABASES:
+            raise CheckpointError(f"unknown database kind {kind!r} in the model; known: {', '.join(DATABASES)}")
+        able, version = DATABASES[kind]
+        classes = entry.get("classes", list(able))
+        if isinstance(classes, str) or not isinstance(classes, (list, tuple)) or not classes or any(
+                c not in able for c in classes):
+            raise CheckpointError(f"database {kind!r} can value the classes {', '.join(able)}, not {classes!r}")
+        if entry.get("version", version) != version:
+            raise CheckpointError(f"the model wants version {entry.get('version')!r} of database {kind!r}; this "
+                                  f"bgai has version {version}")
+        return cls(str(kind), tuple(str(c) for c in classes), int(version))
+
+    def describe(self) -> dict:
+        """``{'kind', 'classes', 'version'}`` (the file layout)."""
+        return {"kind": self.kind, "classes": list(self.classes), "version": self.version}
+
+    def probabilities(self, boards: np.ndarray) -> np.ndarray:
+        """``(N, 5)`` float64 exact probabilities for the side on roll of ``(N, 2, 25)`` boards of its classes
+        (:func:`bgai.model.bearoff.bearoff_probabilities`; the database is built on first use if not cached).
+
+        Raises:
+            InvalidPositionError: a board outside the database.
+        """
+        return bearoff.bearoff_probabilities(boards).astype(np.float64)
 
 
 class ClassRule:
