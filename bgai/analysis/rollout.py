@@ -43,7 +43,7 @@ GNU Backgammon manual, "Rollouts"):
 (g) **Bear-off database.**  When the agent values bear-off positions exactly (``agent.exact_bearoff``: a bundle
     with the one-sided bear-off database, :mod:`bgai.model.bearoff`, e.g. the agent spec ``model.pt:bearoff=db``),
     a trial that reaches a bear-off position (both sides' checkers all in their home boards,
-    :func:`bgai.model.bearoff.is_bearoff`) ends there, before that side's roll, with the agent's 0-ply
+    :func:`bgai.model.routing.all_home`) ends there, before that side's roll, with the agent's 0-ply
     probabilities, which are the database's (a root that is a bear-off position gives the database's value with
     standard error 0).  This is GNU Backgammon's bear-off truncation of cubeless rollouts (``rollout.c``,
     ``BasicCubefulRollout``: with ``fTruncBearoffOS`` a position of class ``CLASS_BEAROFF_OS`` or lower is valued
@@ -94,7 +94,7 @@ from bgai.core.movegen import afterstates, legal_plays
 from bgai.core.position_id import encode_position_ids
 from bgai.errors import AgentSpecError, BgaiError, InvalidDiceError, InvalidPositionError
 from bgai.game.play import MAX_PLIES, finish_games
-from bgai.model.bearoff import is_bearoff
+from bgai.model.routing import all_home
 from bgai.util.threads import limit_threads
 
 __all__ = [
@@ -607,7 +607,7 @@ def run_unit(policy: RolloutPolicy, roots: np.ndarray, start: int, stop: int, *,
             out[idx] = _to_root(policy.evaluate(boards[idx]), ply)
             break
         if policy.exact_bearoff:  # module docstring (g): bear-offs end with the database's probabilities
-            home = is_bearoff(boards[idx])
+            home = all_home(boards[idx])  # live boards: bgai.model.bearoff.is_bearoff, cheaper
             if home.any():
                 ended = idx[home]
                 out[ended] = _to_root(policy.evaluate(boards[ended]), ply)
