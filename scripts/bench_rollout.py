@@ -77,6 +77,18 @@ def bgai_cpu(agent, boards: np.ndarray, trials: int, seed: int, vr: bool) -> flo
     return time.process_time() - c0
 
 
+def per_copy(sel: np.ndarray, cost, repeats: int) -> float:
+    """CPU seconds ``cost(work)`` takes per copy of ``sel``: the best of ``repeats`` runs on ``reps`` copies,
+    ``reps`` grown until a run takes at least 2 CPU seconds (at most 256 copies)."""
+    reps = 1
+    while True:
+        work = np.concatenate([sel] * reps)
+        t = min(cost(work) for _ in range(repeats))
+        if t >= 2.0 or reps >= 256:
+            return t / reps
+        reps = min(256, reps * max(2, min(16, int(2.0 / max(t, 0.01)) + 1)))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--positions", type=int, default=8, help="positions, a quarter per class (default 8)")
@@ -114,19 +126,15 @@ def main(argv: list[str] | None = None) -> int:
         tot_theirs = 0.0
         for name in names:
             sel = boards[[g == name for g in groups]]
-            reps = 1  # repeat small workloads until they take >= 2 CPU seconds (gnubg's start-up varies ~0.05 s)
-            while True:
-                work = np.concatenate([sel] * reps)
-                ours = {k: min(bgai_cpu(a, work, trials, args.seed, vr) for _ in range(args.repeats))
-                        for k, a in agents.items()}
-                theirs = min(gnubg_cpu(work, trials, args.seed, gnubg, vr, startup) for _ in range(args.repeats))
-                if min(min(ours.values()), theirs) >= 2.0 or reps >= 256:
-                    break
-                reps *= max(2, min(16, int(2.0 / max(min(min(ours.values()), theirs), 0.01)) + 1))
-            n = len(work) * trials
+            # CPU seconds per copy of the class's positions, each measurement repeated on copies of them until it
+            # takes >= 2 CPU seconds (gnubg's start-up varies ~0.05 s; bear-offs with the database take ~0)
+            ours = {k: per_copy(sel, lambda w, a=a: bgai_cpu(a, w, trials, args.seed, vr), args.repeats)
+                    for k, a in agents.items()}
+            theirs = per_copy(sel, lambda w: gnubg_cpu(w, trials, args.seed, gnubg, vr, startup), args.repeats)
+            n = len(sel) * trials
             for k in agents:
-                tot_ours[k] += ours[k] / reps  # per copy of the class's positions
-            tot_theirs += theirs / reps
+                tot_ours[k] += ours[k]
+            tot_theirs += theirs
             print(f"  {name:10s}" + "".join(f"{n / ours[k]:10.1f}" for k in agents) + f"{n / theirs:10.1f}"
                   + "".join(f"{theirs / ours[k]:10.2f}" for k in agents))
         n = len(boards) * trials  # every class weighted by its positions, once

@@ -50,7 +50,10 @@ def fresh_env(tmp_path_factory):
     venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
     wheel = next(wheels.glob("bgai-*.whl"))
-    r = subprocess.run([str(py), "-m", "pip", "install", "-q", str(wheel)], capture_output=True, text=True)
+    # without PYTHONPATH: a checkout on it (with the bgai.egg-info that building the wheel leaves there) would
+    # make pip take bgai for installed already and skip it
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([str(py), "-m", "pip", "install", "-q", str(wheel)], capture_output=True, text=True, env=clean)
     if r.returncode != 0:
         pytest.skip(f"cannot install numpy into a fresh venv here (no package index?): {r.stderr.strip()[-300:]}")
     return base, py

@@ -359,7 +359,7 @@ class NumpyAgent(ProbabilityAgent):
             if k < n_nets:
                 out[idx] = self.nets[k].model(self.nets[k].encoder(sub))
             else:
-                out[idx] = self.databases[k - n_nets].probabilities(sub)
+                out[idx] = self.databases[k - n_nets].probabilities(sub, validate=False)
         return out
 
     def best_play(self, board: np.ndarray, dice: tuple[int, int]):

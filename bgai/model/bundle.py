@@ -271,7 +271,7 @@ class ModelBundle:
             if k < n_nets:
                 out[idx] = self._fast[k](self.nets[k].encoder(sub))
             else:
-                out[idx] = self.databases[k - n_nets].probabilities(sub)
+                out[idx] = self.databases[k - n_nets].probabilities(sub, validate=False)
         return out
 
     def __getstate__(self):  # picklable (evaluation worker processes): the fast views are rebuilt

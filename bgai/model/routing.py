@@ -101,19 +101,20 @@ def expand_classes(names) -> tuple[str, ...]:
     return tuple(c for c in NET_CLASSES if c in out)
 
 
-_OUTSIDE = np.zeros(50, dtype=np.float32)
-_OUTSIDE[6:25] = _OUTSIDE[31:50] = 1.0  # points 7..24 and the bar of both rows of a flattened (2, 25) board
+#: Columns of a flattened ``(2, 25)`` board outside the home boards: points 7..24 and the bar of both rows.
+_OUTSIDE = np.r_[6:25, 31:50]
 
 
 def all_home(boards: np.ndarray) -> np.ndarray:
-    """``(N,)`` bool: both sides have every checker still on the board on their home points (columns 0..5; none
-    on points 7..24 or the bar) -- for boards of unfinished games, GNU Backgammon's bear-off class
-    (:data:`bgai.model.classes.CLASS_BEAROFF`) and the domain of :mod:`bgai.model.bearoff`.  One small matrix
-    product (about 0.01 us a board, against about 4 us for :func:`bgai.model.classes.classify`), for the evaluation
-    paths; no checks (boards of legal counts, ``(N, 2, 25)``).
+    """``(N,)`` bool: both sides have checkers on the board, all on their home points (columns 0..5; none on
+    points 7..24 or the bar): GNU Backgammon's bear-off class (:data:`bgai.model.classes.CLASS_BEAROFF`) and the
+    domain of :mod:`bgai.model.bearoff` (:func:`bgai.model.bearoff.is_bearoff` without its checks).  About 0.1 us a
+    board, against about 4 us for :func:`bgai.model.classes.classify`, for the evaluation paths; boards
+    ``(N, 2, 25)`` of legal counts.
     """
     b = np.asarray(boards)
-    return (b.reshape(b.shape[0], 50).astype(np.float32) @ _OUTSIDE) == 0
+    f = b.reshape(b.shape[0], 50)
+    return ~f[:, _OUTSIDE].any(axis=1) & f[:, :25].any(axis=1) & f[:, 25:].any(axis=1)
 
 
 #: The one-sided bear-off database's kind (:mod:`bgai.model.bearoff`).
@@ -163,14 +164,15 @@ class DatabaseEntry:
         """``{'kind', 'classes', 'version'}`` (the file layout)."""
         return {"kind": self.kind, "classes": list(self.classes), "version": self.version}
 
-    def probabilities(self, boards: np.ndarray) -> np.ndarray:
+    def probabilities(self, boards: np.ndarray, validate: bool = True) -> np.ndarray:
         """``(N, 5)`` float64 exact probabilities for the side on roll of ``(N, 2, 25)`` boards of its classes
         (:func:`bgai.model.bearoff.bearoff_probabilities`; the database is built on first use if not cached).
+        ``validate=False`` skips the checks, for boards routed here by :class:`ClassRule`.
 
         Raises:
-            InvalidPositionError: a board outside the database.
+            InvalidPositionError: a board outside the database (with ``validate``).
         """
-        return bearoff.bearoff_probabilities(boards).astype(np.float64)
+        return bearoff.get_database().probabilities(boards, validate=validate).astype(np.float64)
 
 
 class ClassRule:
@@ -221,8 +223,10 @@ class ClassRule:
         if self._home_split is not None:
             bear, other = self._home_split
             sub = boards if idx.size == boards.shape[0] else boards[idx]
-            # a live board with an empty row 0 (never produced by play) is "over" to the classifier: race entry
-            home = all_home(sub) & sub.any(axis=2).all(axis=1)
+            # a live board with an empty row 0 (never produced by play) is "over" to the classifier: not all_home
+            home = all_home(sub)
+            if not home.any():
+                return [(other, idx)]
             parts = sorted([(bear, idx[home]), (other, idx[~home])])
             return [(k, i) for k, i in parts if i.size]
         nets = self.net_of[self.classify(boards[idx]).astype(np.int64)]
