@@ -26,7 +26,7 @@ databases rather than a net (``eval.c``: ``EvaluatePositionFull`` calls the bear
 one-sided bear-off database of :mod:`bgai.model.bearoff` (built by bgai, cached under the user's data directory;
 nothing of it is stored in a model file), for the class ``bearoff``.  A :class:`DatabaseEntry` is such an entry of
 a bundle or an export set (``{'kind', 'classes', 'version'}`` in files); a :class:`ClassRule` counts database
-entries after the nets (entry ``k >= `` number of nets is database ``k - nets``).
+entries after the nets (entry ``k >= len(nets)`` is database ``k - len(nets)``).
 
 This module is numpy-only (the numpy bot routes exported nets and databases with it).
 """
