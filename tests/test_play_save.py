@@ -104,7 +104,7 @@ def _check_legal_and_yours(rec, typed: list[tuple[bytes, bytes]]) -> int:
 
 def test_a_match_saved_read_back_and_replayed(tmp_path):
     mid = tmp_path / "mid.sgf"
-    d = Driver(3, saves={40: str(mid)}, resign_every=25)
+    d = Driver(8, saves={40: str(mid)}, resign_every=25)  # a match past prompt 40, with an accepted resignation
     g = _run(d, match_length=5)
     text = "\n".join(d.out)
     assert g.match.is_over and re.search(rf"Saved \d+ games? to {re.escape(str(mid))}\.", text)

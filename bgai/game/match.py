@@ -224,6 +224,17 @@ class Match:
             met_name=r.met_name,
         )
 
+    def doubling_state(self, player: int) -> CubeState | None:
+        """The cube state of ``player`` (about to roll) when he may double and the cube has a use for him, else None.
+
+        :meth:`can_double` (the rules) and :meth:`CubeState.may_double` (a double that can gain something): the
+        test before a cube policy is asked to double, in :func:`bgai.game.play.play` and :mod:`bgai.game.table`.
+        """
+        if not self.can_double(player):
+            return None
+        state = self.cube_state(player)
+        return state if state.may_double() else None
+
     # -- rules ------------------------------------------------------------------------------------------------
     def offer_double(self, player: int) -> "Match":
         """``player`` doubles (before rolling).
@@ -270,6 +281,20 @@ class Match:
             winner=self.offered_by, points=self.cube_value, kind=0, cube_value=self.cube_value, passed=True
         )
         return self._next_game(out), out
+
+    def answer_double(self, took: bool) -> tuple["Match", GameOutcome | None]:
+        """The opponent of the pending double's doubler takes (``took``: :meth:`take`) or passes
+        (:meth:`pass_double`).
+
+        Returns:
+            ``(match, None)`` after a take; ``(match at the start of the next game, outcome)`` after a pass.
+
+        Raises:
+            MatchStateError: no double pending.
+        """
+        if took:
+            return self.take(), None
+        return self.pass_double()
 
     def end_game(self, winner: int, kind: int) -> tuple["Match", GameOutcome]:
         """The game was played to the end: ``winner`` bore off all checkers with result ``kind``.
@@ -321,6 +346,38 @@ class Match:
             crawford_done=done,
             offered_by=None,
             games=self.games + 1,
+        )
+
+    # -- cube states ------------------------------------------------------------------------------------------
+    @classmethod
+    def from_cube_state(cls, state: CubeState, player: int = 0, *, double_offered: bool = False) -> "Match":
+        """The match of a :class:`~bgai.core.cube_state.CubeState` seen by ``player`` (0/1, the side on roll).
+
+        Money play: the state's Jacoby rule and cube limit, score 0-0.  Match play: its length, score, Crawford
+        game and table; ``crawford_done`` is inferred (a side 1-away outside the Crawford game: the Crawford game
+        has been played).  ``double_offered``: ``player`` has doubled and awaits the answer.
+
+        Raises:
+            MatchStateError: a state the rules refuse (e.g. a turned cube in the Crawford game).
+        """
+        if player not in (0, 1):
+            raise MatchStateError(f"player {player!r} must be 0 or 1")
+        if state.is_money:
+            rules = MatchRules.money(jacoby=state.jacoby, cube_limit=state.cube_limit)
+            score = (0, 0)
+        else:
+            rules = MatchRules.match(state.match_length, met_name=state.met_name)
+            score = state.score if player == 0 else (state.score[1], state.score[0])
+        length = state.match_length
+        owner = CENTRED if state.owner == CENTRED else (player if state.owner == 0 else 1 - player)
+        return cls(
+            rules=rules,
+            score=score,
+            cube_value=state.cube_value,
+            cube_owner=owner,
+            crawford=state.crawford,
+            crawford_done=bool(length) and not state.crawford and (length - 1) in state.score,
+            offered_by=player if double_offered else None,
         )
 
     # -- Match ID ---------------------------------------------------------------------------------------------
