@@ -300,3 +300,13 @@ def test_rollout_of_a_race_ends_trials_at_bearoffs_and_agrees_with_playing_them_
     home = random_bearoffs(1, 8)[0]
     r = rollout_position(make_agent(TD128 + ":bearoff=db"), home, trials=36, seed=0, ply=1)
     np.testing.assert_array_equal(r.probabilities, bearoff_probabilities(home)[0].astype(np.float64))
+
+
+def test_rollout_with_the_database_is_the_same_in_worker_processes():
+    """Workers rebuild the agent from its spec (``:bearoff=db`` included): the same trials end at bear-offs."""
+    agent = make_agent(TD128 + ":bearoff=db")
+    board = decode_position_id(RACE)
+    one = rollout_position(agent, board, trials=72, seed=4, chunk_trials=36, variance_reduction=False)
+    two = rollout_position(agent, board, trials=72, seed=4, chunk_trials=36, variance_reduction=False, workers=2)
+    assert two.workers == 2 and two.settings.bearoff_database
+    np.testing.assert_array_equal(one.probabilities, two.probabilities)
