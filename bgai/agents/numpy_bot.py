@@ -1,7 +1,8 @@
 """Exported models as agents: numpy-only inference (or onnxruntime), one or more nets routed by position class.
 
 This module (and everything it imports: :mod:`bgai.core.board`, :mod:`bgai.core.movegen`, :mod:`bgai.model.features`,
-:mod:`bgai.core.equity`, :mod:`bgai.agents.base`, :mod:`bgai.errors`) uses only numpy and the standard library, so an
+:mod:`bgai.core.equity`, :mod:`bgai.agents.base`, :mod:`bgai.model.routing`, :mod:`bgai.model.classes`,
+:mod:`bgai.model.bearoff`, :mod:`bgai.errors`) uses only numpy and the standard library, so an
 exported bot runs on a machine without torch, onnx or onnxruntime (``tests/test_export.py`` checks this by
 blocking those imports).
 
