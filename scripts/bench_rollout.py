@@ -14,9 +14,14 @@ that other load on the machine does not count; per position class and overall.  
 Both are timed without variance reduction (the common setting for speed) and, with ``--vr``, with it (GNU
 Backgammon's lookahead variance reduction is about 30 times slower per trial, so use few trials).
 
+With ``--bearoff-db`` bgai is timed twice in the same run: the model as it is, and with the exact bear-off
+database (agent spec ``MODEL:bearoff=db``: trials end when they reach a bear-off, as GNU Backgammon's rollouts with
+``bearofftruncation onesided on``; :mod:`bgai.analysis.rollout`, (g)).  GNU Backgammon's rollouts stay played to
+the end (bear-off truncation off, as in ``scripts/check_rollout_gnubg.py``), the same reference for both.
+
 Usage::
 
-    python scripts/bench_rollout.py [--positions 8] [--trials 1296] [--vr --vr-trials 72] [--seed 1]
+    python scripts/bench_rollout.py [--positions 8] [--trials 1296] [--vr --vr-trials 72] [--seed 1] [--bearoff-db]
 
 Prints trials per CPU second of each and the ratio bgai / gnubg (both on one core).
 """
@@ -72,6 +77,18 @@ def bgai_cpu(agent, boards: np.ndarray, trials: int, seed: int, vr: bool) -> flo
     return time.process_time() - c0
 
 
+def per_copy(sel: np.ndarray, cost, repeats: int) -> float:
+    """CPU seconds ``cost(work)`` takes per copy of ``sel``: the best of ``repeats`` runs on ``reps`` copies,
+    ``reps`` grown until a run takes at least 2 CPU seconds (at most 256 copies)."""
+    reps = 1
+    while True:
+        work = np.concatenate([sel] * reps)
+        t = min(cost(work) for _ in range(repeats))
+        if t >= 2.0 or reps >= 256:
+            return t / reps
+        reps = min(256, reps * max(2, min(16, int(2.0 / max(t, 0.01)) + 1)))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--positions", type=int, default=8, help="positions, a quarter per class (default 8)")
@@ -81,13 +98,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=2, help="time each part this many times, keep the best")
     ap.add_argument("--model", default=MODEL, help="bgai checkpoint (default checkpoints/bgai-td128.pt)")
+    ap.add_argument("--bearoff-db", action="store_true", help="also time bgai with the exact bear-off database "
+                    "(MODEL:bearoff=db) in the same run")
     args = ap.parse_args(argv)
     gnubg = find_gnubg()
     if gnubg is None:
         print("gnubg is not installed (apt-get install gnubg)", file=sys.stderr)
         return 2
     limit_threads(1)
-    agent = make_agent(args.model)
+    agents = {"bgai": make_agent(args.model)}
+    if args.bearoff_db:
+        agents["bgai+db"] = make_agent(args.model + ":bearoff=db")
     boards, groups = sample_positions(args.positions, args.seed)
     print(f"{len(boards)} positions ({', '.join(sorted(set(groups)))}), 0-ply cubeless rollouts played to the end, "
           f"one core each; bgai agent {os.path.basename(args.model)}")
@@ -98,25 +119,27 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("with variance reduction", args.vr_trials, True))
     for label, trials, vr in rows:
         print(f"{label}, {trials} trials per position (trials per CPU second; best of {args.repeats}):")
-        print(f"  {'class':10s}{'bgai':>10s}{'gnubg':>10s}{'ratio':>8s}")
-        tot_ours = tot_theirs = 0.0
+        head = "".join(f"{k:>10s}" for k in agents) + f"{'gnubg':>10s}" + "".join(
+            f"{'ratio' + k[4:]:>10s}" for k in agents)
+        print(f"  {'class':10s}{head}")
+        tot_ours = dict.fromkeys(agents, 0.0)
+        tot_theirs = 0.0
         for name in names:
             sel = boards[[g == name for g in groups]]
-            reps = 1  # repeat small workloads until they take >= 2 CPU seconds (gnubg's start-up varies ~0.05 s)
-            while True:
-                work = np.concatenate([sel] * reps)
-                ours = min(bgai_cpu(agent, work, trials, args.seed, vr) for _ in range(args.repeats))
-                theirs = min(gnubg_cpu(work, trials, args.seed, gnubg, vr, startup) for _ in range(args.repeats))
-                if min(ours, theirs) >= 2.0 or reps >= 256:
-                    break
-                reps *= max(2, min(16, int(2.0 / max(min(ours, theirs), 0.01)) + 1))
-            n = len(work) * trials
-            tot_ours += ours / reps  # per copy of the class's positions
-            tot_theirs += theirs / reps
-            print(f"  {name:10s}{n / ours:10.1f}{n / theirs:10.1f}{theirs / ours:8.2f}")
+            # CPU seconds per copy of the class's positions, each measurement repeated on copies of them until it
+            # takes >= 2 CPU seconds (gnubg's start-up varies ~0.05 s; bear-offs with the database take ~0)
+            ours = {k: per_copy(sel, lambda w, a=a: bgai_cpu(a, w, trials, args.seed, vr), args.repeats)
+                    for k, a in agents.items()}
+            theirs = per_copy(sel, lambda w: gnubg_cpu(w, trials, args.seed, gnubg, vr, startup), args.repeats)
+            n = len(sel) * trials
+            for k in agents:
+                tot_ours[k] += ours[k]
+            tot_theirs += theirs
+            print(f"  {name:10s}" + "".join(f"{n / ours[k]:10.1f}" for k in agents) + f"{n / theirs:10.1f}"
+                  + "".join(f"{theirs / ours[k]:10.2f}" for k in agents))
         n = len(boards) * trials  # every class weighted by its positions, once
-        print(f"  {'all':10s}{n / tot_ours:10.1f}{n / tot_theirs:10.1f}{tot_theirs / tot_ours:8.2f}"
-              "   <- ratio bgai / gnubg per core")
+        print(f"  {'all':10s}" + "".join(f"{n / tot_ours[k]:10.1f}" for k in agents) + f"{n / tot_theirs:10.1f}"
+              + "".join(f"{tot_theirs / tot_ours[k]:10.2f}" for k in agents) + "   <- ratio bgai / gnubg per core")
     return 0
 
 

@@ -50,7 +50,10 @@ def fresh_env(tmp_path_factory):
     venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
     wheel = next(wheels.glob("bgai-*.whl"))
-    r = subprocess.run([str(py), "-m", "pip", "install", "-q", str(wheel)], capture_output=True, text=True)
+    # without PYTHONPATH: a checkout on it (with the bgai.egg-info that building the wheel leaves there) would
+    # make pip take bgai for installed already and skip it
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([str(py), "-m", "pip", "install", "-q", str(wheel)], capture_output=True, text=True, env=clean)
     if r.returncode != 0:
         pytest.skip(f"cannot install numpy into a fresh venv here (no package index?): {r.stderr.strip()[-300:]}")
     return base, py
@@ -90,3 +93,38 @@ def test_numpy_only_install_plays_an_exported_model(fresh_env):
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [r.stderr.strip()]  # one line, no traceback
     assert "pip install 'bgai[train]'" in r.stderr
+
+
+BEAROFF_PLAY = r"""
+import json, sys
+from bgai.agents.numpy_bot import NumpyAgent
+from bgai.core.position_id import decode_position_id
+agent = NumpyAgent.load(sys.argv[1])
+board = decode_position_id("Z14AANh2DQAAAA")
+print(json.dumps({"exact": agent.exact_bearoff, "probs": agent.probabilities(board[None])[0].tolist(),
+                  "play": agent.best_play(board, (2, 1)).notation, "torch_loaded": "torch" in sys.modules}))
+"""
+
+
+def test_numpy_only_install_values_bearoffs_by_the_database(fresh_env):
+    """An export of a bundle with the bear-off database: the numpy-only install builds the database (numpy alone,
+    into its own data directory) and values bear-offs by it, as the torch agent does."""
+    base, py = fresh_env
+    from bgai.agents.neural import NeuralAgent
+    from bgai.core.position_id import decode_position_id
+    from bgai.model.bundle import load_bundle
+    from bgai.model.export import export_bundle
+
+    bundle = load_bundle(ROOT / "checkpoints" / "bgai-td128.pt")[0].with_bearoff_database()
+    out = base / "db" / "model.npz"
+    out.parent.mkdir()
+    export_bundle(bundle, out)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["BGAI_DATA_DIR"] = str(base / "data")
+    r = subprocess.run([str(py), "-c", BEAROFF_PLAY, str(out)], capture_output=True, text=True, cwd=base, env=env)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert got["exact"] is True and got["torch_loaded"] is False and got["play"] == "2/off 1/off"
+    want = NeuralAgent(bundle).probabilities(decode_position_id("Z14AANh2DQAAAA"))[0]
+    assert max(abs(a - b) for a, b in zip(got["probs"], want)) < 1e-12
+    assert (base / "data" / "bearoff-os-6-15-v1.npz").exists()

@@ -133,19 +133,41 @@ class NeuralAgent(ProbabilityAgent):
         """The input encoder of a one-net bundle (CheckpointError for several nets)."""
         return self.bundle.only.encoder
 
+    @property
+    def exact_bearoff(self) -> bool:
+        """Whether bear-off positions are valued exactly, by the bear-off database of the bundle
+        (:attr:`bgai.model.bundle.ModelBundle.exact_bearoff`); rollouts then end trials there."""
+        return self.bundle.exact_bearoff
+
     @classmethod
-    def load(cls, path: str | os.PathLike, ply: int = 0, **kwargs) -> "NeuralAgent":
+    def load(cls, path: str | os.PathLike, ply: int = 0, bearoff: str | None = None, **kwargs) -> "NeuralAgent":
         """Load a bundle file (:func:`bgai.model.bundle.load_model_bundle`: every failure one short line).
+
+        Args:
+            path: the bundle file (``.pt``).
+            ply: 0, 1 or 2.
+            bearoff: None = bear-offs as the file routes them; ``'db'`` = by the exact bear-off database
+                (:meth:`~bgai.model.bundle.ModelBundle.with_bearoff_database`); ``'net'`` = by the bundle's race
+                net even if the file gives them to the database
+                (:meth:`~bgai.model.bundle.ModelBundle.without_databases`).
+            kwargs: more arguments of :class:`NeuralAgent`.
 
         Raises:
             CheckpointError: missing, corrupt or foreign file, non-finite weights, a net above the size limits.
-            AgentSpecError: bad ``ply``; a configuration file given as the model.
+            AgentSpecError: bad ``ply`` or ``bearoff``; a configuration file given as the model.
         """
 
         if ply not in (0, 1, 2):
             raise AgentSpecError(f"ply must be 0, 1 or 2, got {ply!r}")
+        if bearoff not in (None, "db", "net"):
+            raise AgentSpecError(f"bearoff must be 'db' (the exact database) or 'net', got {bearoff!r}")
         bundle, _ = load_model_bundle(os.fspath(path))
-        name = kwargs.pop("name", None) or f"{os.path.basename(os.fspath(path))}:ply={ply}"
+        if bearoff == "db":
+            bundle = bundle.with_bearoff_database()
+        elif bearoff == "net":
+            bundle = bundle.without_databases()
+        tag = "+bearoff-db" if bundle.exact_bearoff else ""
+        name = kwargs.pop("name", None) or f"{os.path.basename(os.fspath(path))}{tag}:ply={ply}"
         return cls(bundle, ply=ply, name=name, **kwargs)
 
     @property

@@ -1,7 +1,8 @@
 """Exported models as agents: numpy-only inference (or onnxruntime), one or more nets routed by position class.
 
 This module (and everything it imports: :mod:`bgai.core.board`, :mod:`bgai.core.movegen`, :mod:`bgai.model.features`,
-:mod:`bgai.core.equity`, :mod:`bgai.agents.base`, :mod:`bgai.errors`) uses only numpy and the standard library, so an
+:mod:`bgai.core.equity`, :mod:`bgai.agents.base`, :mod:`bgai.model.routing`, :mod:`bgai.model.classes`,
+:mod:`bgai.model.bearoff`, :mod:`bgai.errors`) uses only numpy and the standard library, so an
 exported bot runs on a machine without torch, onnx or onnxruntime (``tests/test_export.py`` checks this by
 blocking those imports).
 
@@ -16,7 +17,10 @@ The weights come from the ``.npz`` file :mod:`bgai.model.export` writes beside t
 JSON ``meta`` string with the encoding, the output order and the class rule).  An ``.onnx`` file without its ``.npz``
 is played through onnxruntime when that is installed (:class:`OnnxModel`).  An export of several nets (one per
 group of position classes) is loaded whole from any of its files: the ``class_rule`` in every file's metadata names
-the others, and positions are routed as :mod:`bgai.model.routing` says.  The network is evaluated in float32 exactly like
+the others, and positions are routed as :mod:`bgai.model.routing` says: a set exported from a bundle with the
+bear-off database (its class rule's ``databases`` entry) values bear-off positions by
+:mod:`bgai.model.bearoff` (numpy only: built on first use or loaded from the user's data directory), and
+``NumpyAgent.load(path, bearoff='db')`` attaches the database to any export.  The network is evaluated in float32 exactly like
 :class:`bgai.model.nets.ValueNet` (``x @ W.T + b``, sigmoid or ReLU hidden units, sigmoid outputs); finished games are
 valued exactly (:func:`bgai.agents.base.finished_or_evaluate`), as :class:`bgai.agents.neural.NeuralAgent` does, so
 both choose the same plays at 0-ply.
@@ -34,10 +38,12 @@ from bgai.core.board import as_batch
 from bgai.core.equity import OUTPUTS
 from bgai.core.movegen import legal_plays
 from bgai.errors import CheckpointError
+from bgai.model.classes import CLASS_RACE
 from bgai.model.features import Encoder, check_encoding
-from bgai.model.routing import ALL, DEFAULT_CLASSIFIER, ClassRule
+from bgai.model.routing import ALL, DEFAULT_CLASSIFIER, ClassRule, DatabaseEntry, expand_classes
 
-__all__ = ["NumpyModel", "OnnxModel", "ExportedNet", "NumpyAgent", "load_model", "load_export", "EXPORT_FORMAT"]
+__all__ = ["NumpyModel", "OnnxModel", "ExportedNet", "NumpyAgent", "load_model", "load_export", "load_export_set",
+           "EXPORT_FORMAT"]
 
 #: The export layout this module reads (the same number as :data:`bgai.model.export.EXPORT_FORMAT`, which needs torch
 #: to import; ``tests/test_registry_models.py`` checks they agree).
@@ -220,26 +226,35 @@ class ExportedNet:
         self.model, self.name, self.classes = model, str(name), tuple(classes)
 
 
-def load_export(path: str | os.PathLike) -> tuple[list[ExportedNet], str]:
-    """Every net of the export set ``path`` belongs to, and the classifier's name.
+def load_export_set(path: str | os.PathLike) -> tuple[list[ExportedNet], str, list[DatabaseEntry]]:
+    """Every net of the export set ``path`` belongs to, the classifier's name and the set's databases (the
+    ``databases`` entry of its class rule: classes valued by a database, :class:`bgai.model.routing.DatabaseEntry`).
 
     Args:
         path: any file of the set (``.npz``, or ``.onnx``: its ``.npz`` if beside it, else onnxruntime).
 
     Raises:
-        CheckpointError: a file of the set missing or unusable (named), a malformed class rule.
+        CheckpointError: a file of the set missing or unusable (named), a malformed class rule, an unknown
+            database.
     """
     p = os.fspath(path)
     first = _load_file(p)
     text = first.meta.get("class_rule")
     if not text:  # exports of bgai before bundles: one net for every class
-        return [ExportedNet(first)], DEFAULT_CLASSIFIER
+        return [ExportedNet(first)], DEFAULT_CLASSIFIER, []
     try:
         rule = json.loads(text)
         entries = [(str(e["name"]), tuple(e["classes"]), e.get("onnx"), e.get("npz")) for e in rule["nets"]]
         classifier = str(rule["classifier"])
-    except (ValueError, KeyError, TypeError) as exc:
+        db_entries = rule.get("databases", [])
+        if not isinstance(db_entries, list):
+            raise TypeError("'databases' is not a list")
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise CheckpointError(f"{p!r}: malformed class rule in its metadata ({exc})") from None
+    try:
+        databases = [DatabaseEntry.from_dict(e) for e in db_entries]
+    except CheckpointError as exc:
+        raise CheckpointError(f"{p!r}: {exc}") from None
     folder = os.path.dirname(os.path.abspath(p))
     nets = []
     for name, classes, onnx_name, npz_name in entries:
@@ -254,6 +269,12 @@ def load_export(path: str | os.PathLike) -> tuple[list[ExportedNet], str]:
                                       f"({npz_name or onnx_name!r} not found beside it)")
             model = _load_file(sibling)
         nets.append(ExportedNet(model, name, classes))
+    return nets, classifier, databases
+
+
+def load_export(path: str | os.PathLike) -> tuple[list[ExportedNet], str]:
+    """The nets and classifier of :func:`load_export_set` (without its databases)."""
+    nets, classifier, _ = load_export_set(path)
     return nets, classifier
 
 
@@ -266,16 +287,24 @@ class NumpyAgent(ProbabilityAgent):
             :class:`ExportedNet` list of a set (:func:`load_export`).
         name: for reports.
         classifier: the position classifier of a set (:data:`bgai.model.routing.CLASSIFIERS`).
+        databases: classes valued by a database instead of a net (:class:`bgai.model.routing.DatabaseEntry`).
 
     Raises:
         CheckpointError: a model's encoding is unknown to this bgai, or has another version or size; a class rule
-            that leaves a class without a net.
+            that leaves a class without a net (or gives one to two).
     """
 
-    def __init__(self, model, name: str = "numpy", classifier: str = DEFAULT_CLASSIFIER) -> None:
+    def __init__(self, model, name: str = "numpy", classifier: str = DEFAULT_CLASSIFIER,
+                 databases: tuple[DatabaseEntry, ...] | list[DatabaseEntry] = ()) -> None:
         self.nets = list(model) if isinstance(model, (list, tuple)) else [ExportedNet(model)]
-        self.rule = ClassRule([n.classes for n in self.nets], classifier)
+        self.databases = tuple(databases)
+        self.rule = ClassRule([n.classes for n in self.nets] + [d.classes for d in self.databases], classifier)
         self.name = name
+
+    @property
+    def exact_bearoff(self) -> bool:
+        """Whether bear-off positions are valued by the exact bear-off database (rollouts then end trials there)."""
+        return any("bearoff" in d.classes for d in self.databases)
 
     @property
     def model(self):
@@ -288,10 +317,35 @@ class NumpyAgent(ProbabilityAgent):
         return self.nets[0].encoder
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "NumpyAgent":
-        """The agent of an exported model: any file of its set (:func:`load_export`)."""
-        nets, classifier = load_export(path)
-        return cls(nets, name=os.path.basename(os.fspath(path)), classifier=classifier)
+    def load(cls, path: str | os.PathLike, bearoff: str | None = None) -> "NumpyAgent":
+        """The agent of an exported model: any file of its set (:func:`load_export_set`).
+
+        Args:
+            path: any file of the set.
+            bearoff: None = bear-offs as the set routes them; ``'db'`` = by the exact bear-off database (the net
+                that had them keeps its other classes); ``'net'`` = by the set's race net even if the set has the
+                database (as :meth:`bgai.model.bundle.ModelBundle.with_bearoff_database` / ``without_databases``).
+
+        Raises:
+            CheckpointError: see :func:`load_export_set`; a bad ``bearoff``.
+        """
+        if bearoff not in (None, "db", "net"):
+            raise CheckpointError(f"bearoff must be 'db' (the exact database) or 'net', got {bearoff!r}")
+        nets, classifier, databases = load_export_set(path)
+        has_db = any("bearoff" in d.classes for d in databases)
+        if bearoff == "db" and not has_db:
+            nets = [ExportedNet(n.model, n.name, tuple(c for c in expand_classes(list(n.classes)) if c != "bearoff"))
+                    for n in nets]
+            nets = [n for n in nets if n.classes]
+            databases = list(databases) + [DatabaseEntry()]
+        elif bearoff == "net" and databases:
+            race = int(ClassRule([n.classes for n in nets] + [d.classes for d in databases], classifier).net_of[
+                CLASS_RACE])
+            extra = [c for d in databases for c in d.classes]
+            nets = [ExportedNet(n.model, n.name, expand_classes(list(n.classes) + extra)) if k == race else n
+                    for k, n in enumerate(nets)]
+            databases = []
+        return cls(nets, name=os.path.basename(os.fspath(path)), classifier=classifier, databases=databases)
 
     def probabilities(self, boards: np.ndarray) -> np.ndarray:
         """``(N, 5)`` float64 probabilities for the side on roll (exact for finished games)."""
@@ -300,9 +354,13 @@ class NumpyAgent(ProbabilityAgent):
     def _evaluate_live(self, b: np.ndarray) -> np.ndarray:
         """The nets' probabilities ``(N, 5)`` of unfinished positions, one call per net (class routing)."""
         out = np.empty((b.shape[0], 5), dtype=np.float64)
+        n_nets = len(self.nets)
         for k, idx in self.rule.route(b, np.ones(b.shape[0], dtype=bool)):
-            net = self.nets[k]
-            out[idx] = net.model(net.encoder(b if idx.size == b.shape[0] else b[idx]))
+            sub = b if idx.size == b.shape[0] else b[idx]
+            if k < n_nets:
+                out[idx] = self.nets[k].model(self.nets[k].encoder(sub))
+            else:
+                out[idx] = self.databases[k - n_nets].probabilities(sub, validate=False)
         return out
 
     def best_play(self, board: np.ndarray, dice: tuple[int, int]):

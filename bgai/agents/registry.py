@@ -7,7 +7,11 @@ A spec is a built-in name, optionally with options, or a model file with options
 
 Options follow the last ``:`` as comma-separated ``key=value`` pairs (``net.pt:ply=1``).  Built-in bots take no
 options, except those in :data:`BUILTIN_OPTIONS` (``bgsage:ply=1``: Open Sage with a 1-ply look-ahead, bgai's ply
-numbering).
+numbering).  Model files take ``ply=N`` (checkpoints: 0, 1 or 2; exports: 0) and ``bearoff=db`` or ``bearoff=net``:
+``db`` values bear-off positions (both sides' checkers all home) by the exact one-sided bear-off database
+(:mod:`bgai.model.bearoff`, as GNU Backgammon does) instead of the net, at every ply and in rollouts
+(``checkpoints/bgai-td128.pt:bearoff=db,ply=1``); ``net`` by the model's race net even if the file attaches the
+database; without the option, as the file says.
 
 * ``model.pt`` (also ``.pth``, ``.ckpt``, or any existing file that is not an export): a training checkpoint,
   loaded by :meth:`bgai.agents.neural.NeuralAgent.load` (imported only when needed; 0/1/2-ply).  The file is
@@ -91,15 +95,21 @@ DESCRIPTIONS = {
     "bgsage": "Open Sage's production model, 0-ply (bgsage:ply=N for N = 1..3), via bgsage (optional extra)",
 }
 
+def _bearoff_option(value: str) -> str:
+    if value not in ("db", "net"):
+        raise ValueError(value)
+    return value
+
+
 #: Options a checkpoint spec accepts, with their parsers.
-CHECKPOINT_OPTIONS = {"ply": int}
+CHECKPOINT_OPTIONS = {"ply": int, "bearoff": _bearoff_option}
 
 
 def valid_specs() -> str:
     """Human-readable list of valid agent specs, for error messages and ``--help``."""
     return (
         ", ".join(BUILTINS) + ", default (the shipped model), a checkpoint path such as model.pt[:ply=N], or an "
-        "exported model.onnx / model.npz"
+        "exported model.onnx / model.npz (model options: ply=N, bearoff=db for the exact bear-off database)"
     )
 
 
@@ -174,8 +184,9 @@ def resolve_spec(spec: str) -> str:
     return model_name + ":" + ",".join(f"{k}={v}" for k, v in merged.items())
 
 
-def _export_agent(name: str, options: dict[str, int], spec: str) -> Agent:
-    """A :class:`bgai.agents.numpy_bot.NumpyAgent` for an exported model (0-ply only)."""
+def _export_agent(name: str, options: dict[str, int | str], spec: str) -> Agent:
+    """A :class:`bgai.agents.numpy_bot.NumpyAgent` for an exported model (0-ply only; ``bearoff`` as
+    :meth:`~bgai.agents.numpy_bot.NumpyAgent.load`)."""
     if options.get("ply", 0) != 0:
         raise AgentSpecError(
             f"exported models play at 0-ply only (agent spec {spec!r}); use the checkpoint (.pt) for ply >= 1"
@@ -184,7 +195,7 @@ def _export_agent(name: str, options: dict[str, int], spec: str) -> Agent:
         raise CheckpointError(f"model file {name!r} does not exist (agent spec {spec!r})")
 
     try:
-        return NumpyAgent.load(name)
+        return NumpyAgent.load(name, bearoff=options.get("bearoff"))
     except BgaiError as exc:
         raise CheckpointError(f"{name!r} is not a usable bgai export: {exc}") from None
     except Exception as exc:
@@ -194,7 +205,7 @@ def _export_agent(name: str, options: dict[str, int], spec: str) -> Agent:
         ) from None
 
 
-def _checkpoint_agent(name: str, options: dict[str, int], spec: str) -> Agent:
+def _checkpoint_agent(name: str, options: dict[str, int | str], spec: str) -> Agent:
     """A :class:`bgai.agents.neural.NeuralAgent` for a checkpoint file (errors short and safe)."""
     if not os.path.exists(name):
         raise CheckpointError(f"checkpoint file {name!r} does not exist (agent spec {spec!r})")
@@ -215,7 +226,7 @@ def _looks_like_path(name: str) -> bool:
     return name.lower().endswith(CHECKPOINT_SUFFIXES) or os.sep in name or "/" in name or os.path.exists(name)
 
 
-def parse_spec(spec: str) -> tuple[str, dict[str, int]]:
+def parse_spec(spec: str) -> tuple[str, dict[str, int | str]]:
     """Split a spec into ``(name or path, options)``.
 
     Raises:
@@ -228,7 +239,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int]]:
     head, sep, tail = spec.rpartition(":")
     if sep and head and ("=" in tail or not tail or head.lower().endswith(CHECKPOINT_SUFFIXES)):
         name, opts_text = head, tail
-    options: dict[str, int] = {}
+    options: dict[str, int | str] = {}
     for item in filter(None, (s.strip() for s in opts_text.split(","))):
         key, eq, value = item.partition("=")
         if not eq:
@@ -240,7 +251,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int]]:
         try:
             parsed = CHECKPOINT_OPTIONS[key](value)
         except ValueError:
-            raise AgentSpecError(f"bad value {value!r} for option {key!r} in agent spec {spec!r}") from None
+            hint = " (use db or net)" if key == "bearoff" else ""
+            raise AgentSpecError(f"bad value {value!r} for option {key!r} in agent spec {spec!r}{hint}") from None
         if key == "ply" and parsed < 0:
             raise AgentSpecError(f"ply must be >= 0 in agent spec {spec!r}, got {parsed}")
         options[key] = parsed
@@ -253,7 +265,8 @@ def make_agent(spec: str) -> Agent:
     Args:
         spec: ``'random'``, ``'pubeval'``, ``'racer'``, ``'blocker'``, ``'gnubg'``, ``'bgsage[:ply=N]'``,
             ``'default'`` (the shipped model, :func:`default_model_spec`), a checkpoint path with optional ``:ply=N``
-            (``'runs/x/best.pt:ply=1'``), or an exported ``model.onnx`` / ``model.npz`` (0-ply).
+            and ``bearoff=db|net`` (``'runs/x/best.pt:ply=1'``, ``'runs/x/best.pt:bearoff=db,ply=1'``), or an
+            exported ``model.onnx`` / ``model.npz`` (0-ply; ``bearoff`` too).
 
     Returns:
         A fresh :class:`~bgai.agents.base.Agent`; its ``spec`` attribute holds the spec string, with

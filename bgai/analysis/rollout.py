@@ -40,6 +40,17 @@ GNU Backgammon manual, "Rollouts"):
     GNU Backgammon's own 1-ply evaluation ``gnubg_nn.probabilities(board, 1)`` of the plays kept by its default
     1-ply move filter, at most 8 within 0.16 of the 0-ply best).
 (f) **A seed**: the same seed gives the same result, for any number of workers.
+(g) **Bear-off database.**  When the agent values bear-off positions exactly (``agent.exact_bearoff``: a bundle
+    with the one-sided bear-off database, :mod:`bgai.model.bearoff`, e.g. the agent spec ``model.pt:bearoff=db``),
+    a trial that reaches a bear-off position (both sides' checkers all in their home boards,
+    :func:`bgai.model.routing.all_home`) ends there, before that side's roll, with the agent's 0-ply
+    probabilities, which are the database's (a root that is a bear-off position gives the database's value with
+    standard error 0).  This is GNU Backgammon's bear-off truncation of cubeless rollouts (``rollout.c``,
+    ``BasicCubefulRollout``: with ``fTruncBearoffOS`` a position of class ``CLASS_BEAROFF_OS`` or lower is valued
+    by the cubeless 0-ply evaluation, which is the database's, and the trial stops; ``set rollout
+    bearofftruncation onesided on``).  The ``gnubg`` agent plays bear-offs out (as ``gnubg -t`` does with that
+    setting off, the reference of ``scripts/check_rollout_gnubg.py``).  :attr:`RolloutSettings.bearoff_database`
+    records whether it applied.
 
 Batching: the trials (and all candidate plays) advance together, one ply at a time; each ply is one call of the
 move generator (:func:`bgai.core.movegen.afterstates`) and one evaluation for the whole batch; with variance reduction
@@ -83,6 +94,7 @@ from bgai.core.movegen import afterstates, legal_plays
 from bgai.core.position_id import encode_position_ids
 from bgai.errors import AgentSpecError, BgaiError, InvalidDiceError, InvalidPositionError
 from bgai.game.play import MAX_PLIES, finish_games
+from bgai.model.routing import all_home
 from bgai.util.parallel import run_units
 
 __all__ = [
@@ -310,6 +322,8 @@ class RolloutPolicy:
         self.ply = int(ply)
         self.has_probabilities = bool(agent.capabilities.probabilities)
         self.evaluator: ProbabilityAgent | None = _with_ply(agent, 0) if self.has_probabilities else None
+        #: trials end at bear-off positions with the agent's (exact, database) 0-ply probabilities (docstring (g))
+        self.exact_bearoff = self.has_probabilities and bool(getattr(self.evaluator, "exact_bearoff", False))
         self.searcher: Agent | None = None
         name = getattr(agent, "name", type(agent).__name__)
         if self.ply == 1:
@@ -371,6 +385,8 @@ class RolloutSettings:
         variance_reduction: luck adjustment on (module docstring, (c)).
         chunk_trials: trials per work unit.
         agent: the agent's spec or name.
+        bearoff_database: trials end at bear-off positions with the agent's exact bear-off database values
+            (module docstring, (g)); set when the agent has one.
     """
 
     trials: int
@@ -380,6 +396,7 @@ class RolloutSettings:
     variance_reduction: bool
     chunk_trials: int
     agent: str
+    bearoff_database: bool = False
 
     def to_dict(self) -> dict:
         """Plain dict for JSON."""
@@ -591,6 +608,15 @@ def run_unit(policy: RolloutPolicy, roots: np.ndarray, start: int, stop: int, *,
         if truncate is not None and ply >= truncate:
             out[idx] = _to_root(policy.evaluate(boards[idx]), ply)
             break
+        if policy.exact_bearoff:  # module docstring (g): bear-offs end with the database's probabilities
+            home = all_home(boards[idx])  # live boards: bgai.model.bearoff.is_bearoff, cheaper
+            if home.any():
+                ended = idx[home]
+                out[ended] = _to_root(policy.evaluate(boards[ended]), ply)
+                live[ended] = False
+                idx = idx[~home]
+                if not idx.size:
+                    break
         d = dice.roll(ply, trial_of[idx])
         b = boards[idx]
         # plies 0 and 1 start from few distinct positions (one per root, then one per root and first roll, as
@@ -759,7 +785,8 @@ def _check_settings(agent: Agent, trials, truncate, ply, seed, variance_reductio
     spec = getattr(agent, "spec", None) or getattr(agent, "name", type(agent).__name__)
     settings = RolloutSettings(trials=int(trials), truncate=None if truncate is None else int(truncate),
                                ply=int(ply), seed=int(seed), variance_reduction=bool(variance_reduction),
-                               chunk_trials=int(chunk_trials), agent=str(spec))
+                               chunk_trials=int(chunk_trials), agent=str(spec),
+                               bearoff_database=policy.exact_bearoff)
     return policy, settings
 
 

@@ -1,4 +1,5 @@
-"""``bgai bearoff build [--force]`` and ``bgai bearoff show POSITION_ID``: the one-sided bear-off database.
+"""``bgai bearoff build [--force]``, ``bgai bearoff show POSITION_ID`` and ``bgai bearoff attach MODEL --out FILE``:
+the one-sided bear-off database.
 
 ``build`` computes the database (:mod:`bgai.model.bearoff`) and caches it in the data directory
 (``$BGAI_DATA_DIR``, else ``$XDG_DATA_HOME/bgai``, else ``~/.local/share/bgai``); an existing valid file is kept
@@ -9,6 +10,13 @@ on their home points, none borne off by all 15.  It prints, for each side, its d
 expected rolls to bear off (all checkers, and the first one when it has all 15 on the board), the distribution of
 the number of rolls, and then the side on roll's outcome probabilities with their cubeless equity.  A Position ID
 that is not a bear-off position is an error (exit status 2).
+
+``attach`` writes a copy of a model bundle file (``.pt``) whose ``bearoff`` class is valued by the database instead
+of a net (:meth:`bgai.model.bundle.ModelBundle.with_bearoff_database`; the nets and their records, the config and
+the evaluation history are kept; a training state is left out, the copy being for play).  Every agent, search,
+rollout, export and server built on the copy then uses exact bear-off probabilities.  The same without a new
+file: the agent spec option ``MODEL.pt:bearoff=db``.  ``--detach`` does the reverse (the race net values
+bear-offs again).
 """
 
 from __future__ import annotations
@@ -53,7 +61,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=(
             "examples:\n"
             "  bgai bearoff build\n"
-            "  bgai bearoff show 8P0PAADb7g4AAA"
+            "  bgai bearoff show 8P0PAADb7g4AAA\n"
+            "  bgai bearoff attach checkpoints/bgai-td128.pt --out td128-bearoff.pt\n"
+            "  (or, without a new file, the agent spec checkpoints/bgai-td128.pt:bearoff=db)"
         ),
     )
     sub = p.add_subparsers(dest="bearoff_command", metavar="ACTION")
@@ -63,6 +73,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s = sub.add_parser("show", help="distributions and probabilities of a bear-off position")
     s.add_argument("position_id", metavar="POSITION_ID", help="GNU Backgammon Position ID (side on roll's view)")
     s.set_defaults(func=run_show)
+    a = sub.add_parser("attach", help="write a copy of a model that values bear-offs by the database")
+    a.add_argument("model", metavar="MODEL", help="a bgai model bundle file (.pt)")
+    a.add_argument("--out", required=True, metavar="FILE", help="the new model file (.pt; written atomically)")
+    a.add_argument("--detach", action="store_true", help="the reverse: bear-offs valued by the race net again")
+    a.set_defaults(func=run_attach)
 
     def no_action(args: argparse.Namespace) -> int:
         p.print_help()
@@ -140,4 +155,25 @@ def run_show(args: argparse.Namespace) -> int:
         "side on roll: win {:.6f}  win gammon {:.6f}  win backgammon {:.6f}  lose gammon {:.6f}  "
         "lose backgammon {:.6f}  cubeless equity {:+.6f}".format(*(float(x) for x in probs), equity)
     )
+    return 0
+
+
+def run_attach(args: argparse.Namespace) -> int:
+    """``bgai bearoff attach MODEL --out FILE [--detach]``: a copy of the bundle file with (or without) the database
+    for the ``bearoff`` class; prints what each class is valued by."""
+    from bgai import __version__
+    from bgai.model.bundle import FORMAT_VERSION, load_model_bundle, save_checkpoint
+
+    if not str(args.out).lower().endswith((".pt", ".pth", ".ckpt")):
+        raise BgaiError(f"--out {args.out!r} must end in .pt (a bgai model file)")
+    bundle, ckpt = load_model_bundle(str(args.model))  # short, safe errors for corrupt or foreign files
+    new = bundle.without_databases() if args.detach else bundle.with_bearoff_database()
+    out = {k: v for k, v in ckpt.items() if k not in ("trainer", "upgraded_from", "nets", "databases", "classifier")}
+    out.update(new.file_entries())
+    out["format_version"] = FORMAT_VERSION
+    out["bgai_version"] = __version__
+    save_checkpoint(out, args.out)
+    routes = [f"{', '.join(n.classes)}: net {n.name!r}" for n in new.nets]
+    routes += [f"{', '.join(d.classes)}: database {d.kind!r}" for d in new.databases]
+    print(f"wrote {args.out} ({'; '.join(routes)})")
     return 0

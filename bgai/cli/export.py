@@ -4,7 +4,9 @@ Writes ``model.onnx`` (input ``features``, output ``probs``, dynamic batch, meta
 the numpy-only bot, :mod:`bgai.agents.numpy_bot`) and ``model.golden.json`` (reference features and outputs); a
 model of several nets also ``model.NAME.onnx`` / ``model.NAME.npz`` per further net; see :mod:`bgai.model.export`.
 ``--out model.npz`` (or ``--format npz``) writes only the numpy weights.  The format is taken from ``--out``'s
-ending; a ``--format`` that does not match it is an error.  All files are replaced, or none.
+ending; a ``--format`` that does not match it is an error.  All files are replaced, or none.  A model with the
+bear-off database (``bgai bearoff attach``) exports with it in the class rule, and the numpy-only bot then values
+bear-offs by the database (built with numpy on first use).
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "backgammon, lose gammon, lose backgammon for the side on roll; dynamic batch; opset 17), numpy "
             "weights for the torch-free bot (bgai.agents.numpy_bot) and a golden file of reference inputs and outputs."
         ),
-        epilog="example:  bgai export checkpoints/model.pt --format onnx --out model.onnx",
+        epilog="example:  bgai export checkpoints/model.pt --format onnx --out model.onnx.  With the exact "
+               "bear-off database for bear-offs: bgai bearoff attach checkpoints/model.pt --out model-db.pt, then "
+               "bgai export model-db.pt --out model.onnx.",
     )
     p.add_argument("checkpoint", metavar="CHECKPOINT", help="a bgai checkpoint (.pt)")
     p.add_argument("--format", choices=("onnx", "npz"), default=None, help="onnx (also writes .npz and .golden.json "

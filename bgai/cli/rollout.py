@@ -19,7 +19,9 @@ A tqdm bar on stderr (when stderr is a terminal) shows the trials done with the 
 error.  Ctrl-C stops the rollout: the trials finished so far are reported (marked partial, also in the JSON) and
 the exit status is 130.  ``--json FILE`` writes the result atomically (the file is checked before the rollout).
 ``--ply`` defaults to the agent spec's ``ply`` option (``model.pt:ply=1``), else 0.  ``--ray`` runs the work units
-(trial ranges) on a Ray cluster (:mod:`bgai.util.ray_backend`) with the same result as locally.
+(trial ranges) on a Ray cluster (:mod:`bgai.util.ray_backend`) with the same result as locally.  With an agent that values
+bear-offs by the exact database (``model.pt:bearoff=db``) a trial ends when it reaches a bear-off, with the
+database's probabilities (:mod:`bgai.analysis.rollout`, (g)); the settings line says so.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ def register(subparsers) -> None:
     p.add_argument("position", metavar="POSITION",
                    help="Position ID[:Match ID], XGID, wildbg board or FIBS board line (bgai.formats.request)")
     p.add_argument("dice", metavar="DICE", nargs="?", help="the roll, e.g. 31: roll out the plays")
-    p.add_argument("--agent", default="default", help="agent spec (default: the shipped model)")
+    p.add_argument("--agent", default="default", help="agent spec (default: the shipped model); MODEL:bearoff=db "
+                   "values bear-offs by the exact database and ends trials there")
     p.add_argument("--trials", type=int, default=1296, help="trials (default 1296)")
     p.add_argument("--truncate", type=int, metavar="PLIES", help="score trials at 0-ply after PLIES plies")
     p.add_argument("--ply", type=int, choices=(0, 1), help="plies of look-ahead for the plays inside the rollout")
@@ -92,6 +95,8 @@ def _settings_line(r) -> str:
     s = r.settings
     parts = [f"agent {s.agent}", f"{s.ply}-ply", "variance reduction" if s.variance_reduction else "no variance reduction",
              f"truncated at {s.truncate} plies" if s.truncate else "played to the end", f"seed {s.seed}"]
+    if s.bearoff_database:
+        parts.insert(-1, "trials end at bear-offs (bear-off database)")
     return ", ".join(parts)
 
 

@@ -365,10 +365,13 @@ class BearoffDatabase:
         """Expected rolls until the first checker is borne off (0 if one is off), float64, shaped like ``index``."""
         return _expected(self.first_off[_check_index(index)])
 
-    def probabilities(self, boards) -> np.ndarray:
-        """See :func:`bearoff_probabilities` (this database's values)."""
+    def probabilities(self, boards, validate: bool = True) -> np.ndarray:
+        """See :func:`bearoff_probabilities` (this database's values).  ``validate=False`` skips the checks (for
+        boards known to be bear-off positions, e.g. routed by :func:`bgai.model.routing.all_home`; about 3 us a
+        board): a board outside the database then gives meaningless values or an IndexError."""
         b = as_batch(boards)
-        _check_boards(b)
+        if validate:
+            _check_boards(b)
         n = b.shape[0]
         out = np.zeros((n, 5), dtype=np.float32)
         length = self.off.shape[1]

@@ -7,6 +7,13 @@ bundle of TD self-play has one net for ``'all'`` classes; a bundle may hold one 
 race and bear-off positions.  :meth:`ModelBundle.probabilities` evaluates a batch with one network call per net
 that has positions in it; finished games are valued exactly (:func:`bgai.core.equity.finished_probabilities`).
 
+A bundle may also give a class to a database instead of a net (:class:`bgai.model.routing.DatabaseEntry`): the
+``bearoff`` class to the exact one-sided bear-off database (:mod:`bgai.model.bearoff`), as GNU Backgammon values
+bear-offs.  :meth:`ModelBundle.with_bearoff_database` attaches it to any bundle (the net that evaluated bear-offs
+keeps its other classes), :meth:`ModelBundle.without_databases` gives the class back to the race net; every agent
+built on the bundle (0/1/2-ply search, the analysis API, the servers) then uses the database's probabilities for
+bear-offs, and :attr:`ModelBundle.exact_bearoff` says so.
+
 Files
 -----
 A bundle file (``.pt``; also called a checkpoint) is a ``torch.save`` file holding only tensors and plain Python
@@ -22,6 +29,10 @@ values, loaded with ``torch.load(weights_only=True)`` (no code runs on load).  T
                     (``algorithm``, ``games_trained`` or ``samples_trained``, its config sections)
 ``config``          the run's config as a dict (:class:`bgai.train.config.TrainConfig`)
 ``games_trained``   training games played (self-play runs; 0 otherwise)
+``databases``       (only when the bundle has one) list of ``{'kind': 'bearoff-os', 'classes': ['bearoff'],
+                    'version': 1}``: classes valued by a database instead of a net (the database itself is
+                    not in the file: bgai builds it, :mod:`bgai.model.bearoff`).  A bgai older than this entry
+                    refuses such a file ("no net for the position class(es) bearoff"), never plays it wrongly
 ``evals``           list of evaluation records (dicts: ``games_trained``, ``opponent``, ``games``, ``ppg`` ...)
 ``trainer``         (training checkpoints only) the trainer's state (optimiser, generators, games in
                     progress, counters): what ``--resume`` needs
@@ -55,10 +66,11 @@ import torch
 from bgai import __version__
 from bgai.core.equity import finished_or_evaluate, finished_probabilities
 from bgai.errors import BgaiError, CheckpointError
+from bgai.model.classes import CLASS_RACE
 from bgai.model.features import Encoder, check_encoding
 from bgai.model.files import check_checkpoint_file, checkpoint_load_error
 from bgai.model.nets import FastForward, NetSpec, ValueNet
-from bgai.model.routing import ALL, DEFAULT_CLASSIFIER, ClassRule, expand_classes
+from bgai.model.routing import ALL, DEFAULT_CLASSIFIER, NET_CLASSES, ClassRule, DatabaseEntry, expand_classes
 from bgai.util.fileio import atomic_write_bytes
 
 __all__ = [
@@ -114,15 +126,17 @@ class ModelBundle:
     """Value nets routed by position class (see the module docstring).
 
     Args:
-        nets: the nets, each for its classes; together they cover every class but ``over`` exactly once.
+        nets: the nets, each for its classes; with ``databases`` they cover every class but ``over`` exactly once.
         classifier: the position classifier's name (:data:`bgai.model.routing.CLASSIFIERS`).
+        databases: classes valued by a database instead of a net (:class:`bgai.model.routing.DatabaseEntry`).
 
     Raises:
         CheckpointError: duplicate net names, a class covered twice or not at all, a net whose input size is
             not its encoder's, or an unknown classifier.
     """
 
-    def __init__(self, nets: list[BundleNet], classifier: str = DEFAULT_CLASSIFIER):
+    def __init__(self, nets: list[BundleNet], classifier: str = DEFAULT_CLASSIFIER,
+                 databases: tuple[DatabaseEntry, ...] | list[DatabaseEntry] = ()):
         if not nets:
             raise CheckpointError("a model bundle needs at least one net")
         names = [n.name for n in nets]
@@ -134,13 +148,57 @@ class ModelBundle:
                     f"net {n.name!r} takes {n.net.spec.n_inputs} inputs but its encoding has {n.encoder.size}"
                 )
         self.nets = list(nets)
-        self.rule = ClassRule([n.classes for n in nets], classifier)
+        self.databases = tuple(databases)
+        self.rule = ClassRule([n.classes for n in nets] + [d.classes for d in self.databases], classifier)
         self._fast: list[FastForward] | None = None
 
     @classmethod
     def single(cls, net: ValueNet, encoder: Encoder, record: dict | None = None, name: str = ALL) -> "ModelBundle":
         """A bundle of one net for every class."""
         return cls([BundleNet(name, (ALL,), net, encoder, dict(record or {}))])
+
+    # -- databases --
+    @property
+    def exact_bearoff(self) -> bool:
+        """Whether bear-off positions are valued by the exact bear-off database (not by a net)."""
+        return any("bearoff" in d.classes for d in self.databases)
+
+    def with_bearoff_database(self) -> "ModelBundle":
+        """This bundle with the ``bearoff`` class valued by the one-sided bear-off database (module docstring).
+
+        The net that evaluated bear-offs keeps its other classes (``['all']`` becomes ``race, crashed,
+        contact``); a net that evaluated only bear-offs is left out.  The nets are shared, not copied.  A bundle
+        that already has the database is returned as it is.
+        """
+        if self.exact_bearoff:
+            return self
+        nets = []
+        for n in self.nets:
+            classes = expand_classes(list(n.classes))
+            if "bearoff" in classes:
+                classes = tuple(c for c in classes if c != "bearoff")
+                if not classes:
+                    continue
+                n = BundleNet(n.name, classes, n.net, n.encoder, n.record)
+            nets.append(n)
+        return ModelBundle(nets, self.classifier, self.databases + (DatabaseEntry(),))
+
+    def without_databases(self) -> "ModelBundle":
+        """This bundle with the classes of its databases given back to its nets: to the net that evaluates races
+        (the nets are shared, not copied); the bundle itself when it has no database.  A net whose classes are
+        then all of them is called ``['all']`` again."""
+        if not self.databases:
+            return self
+        race = int(self.rule.net_of[CLASS_RACE])
+        extra = [c for d in self.databases for c in d.classes]
+        nets = []
+        for k, n in enumerate(self.nets):
+            if k == race:
+                classes = expand_classes(list(n.classes) + extra)
+                classes = (ALL,) if classes == NET_CLASSES else classes
+                n = BundleNet(n.name, classes, n.net, n.encoder, n.record)
+            nets.append(n)
+        return ModelBundle(nets, self.classifier)
 
     # -- access --
     @property
@@ -180,11 +238,12 @@ class ModelBundle:
         return self.rule.classify(boards)
 
     def net_index(self, boards: np.ndarray) -> np.ndarray:
-        """``(N,)`` int64: the index of the net that evaluates each board (-1 for finished games)."""
+        """``(N,)`` int64: the index of the net that evaluates each board (-1 for finished games, -2 for boards a
+        database values)."""
         over, _ = finished_probabilities(boards)
         out = np.full(boards.shape[0], -1, dtype=np.int64)
         for k, idx in self.rule.route(boards, ~over):
-            out[idx] = k
+            out[idx] = k if k < len(self.nets) else -2
         return out
 
     def probabilities(self, boards: np.ndarray) -> np.ndarray:
@@ -194,7 +253,8 @@ class ModelBundle:
             boards: ``(N, 2, 25)`` int8, side on roll in row 0.
 
         Returns:
-            ``(N, 5)`` float64 in :data:`bgai.core.equity.OUTPUTS` order; finished games exact.
+            ``(N, 5)`` float64 in :data:`bgai.core.equity.OUTPUTS` order; finished games exact, and the classes
+            of the bundle's databases from them.
         """
         if self._fast is None:  # views of the current weights: also right while the nets are trained
             self._fast = [FastForward(n.net) for n in self.nets]
@@ -202,12 +262,16 @@ class ModelBundle:
 
     def _evaluate_live(self, boards: np.ndarray) -> np.ndarray:
         """The nets' outputs ``(N, 5)`` for unfinished positions, one call per net with positions in the batch."""
-        if len(self.nets) == 1:  # the hot path of self-play: no routing
+        if self.rule.n_nets == 1:  # the hot path of self-play: no routing
             return self._fast[0](self.nets[0].encoder(boards))
         out = np.empty((boards.shape[0], 5), dtype=np.float64)
+        n_nets = len(self.nets)
         for k, idx in self.rule.route(boards, np.ones(boards.shape[0], dtype=bool)):
             sub = boards if idx.size == boards.shape[0] else boards[idx]
-            out[idx] = self._fast[k](self.nets[k].encoder(sub))
+            if k < n_nets:
+                out[idx] = self._fast[k](self.nets[k].encoder(sub))
+            else:
+                out[idx] = self.databases[k - n_nets].probabilities(sub, validate=False)
         return out
 
     def __getstate__(self):  # picklable (evaluation worker processes): the fast views are rebuilt
@@ -223,7 +287,10 @@ class ModelBundle:
             d = n.describe()
             d["state_dict"] = {k: v.detach().clone() for k, v in n.net.state_dict().items()}
             nets.append(d)
-        return {"classifier": self.classifier, "nets": nets}
+        out = {"classifier": self.classifier, "nets": nets}
+        if self.databases:
+            out["databases"] = [d.describe() for d in self.databases]
+        return out
 
 
 def bundle_file(
@@ -417,8 +484,12 @@ def bundle_from_checkpoint(ckpt: dict[str, Any], path: str = "checkpoint") -> Mo
             mismatch, an incomplete class rule or an unknown classifier.
     """
     nets = [_build_net(e, path) for e in ckpt["nets"]]
+    entries = ckpt.get("databases", [])
+    if not isinstance(entries, list):
+        raise CheckpointError(f"{path!r}: 'databases' must be a list")
     try:
-        return ModelBundle(nets, ckpt.get("classifier", DEFAULT_CLASSIFIER))
+        databases = [DatabaseEntry.from_dict(e) for e in entries]
+        return ModelBundle(nets, ckpt.get("classifier", DEFAULT_CLASSIFIER), databases)
     except CheckpointError as exc:
         raise CheckpointError(f"{path!r}: {exc}") from None
 

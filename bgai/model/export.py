@@ -11,7 +11,9 @@
     ``activation``, ``source``, ``source_sha256`` and ``games_trained`` (the checkpoint it came from), and the
     class rule: ``net_name``, ``net_classes`` (this net's position classes, comma-separated) and ``class_rule``
     (JSON: ``{"classifier": NAME, "nets": [{"name", "classes", "onnx", "npz"}, ...]}``, every net of the set with
-    its file names; :mod:`bgai.model.routing`).
+    its file names; :mod:`bgai.model.routing`; a bundle with the bear-off database adds ``"databases": [{"kind":
+    "bearoff-os", "classes": ["bearoff"], "version": 1}]``, and the numpy bot then values bear-offs by
+    :mod:`bgai.model.bearoff`, which it builds or loads with numpy alone).
 ``model.npz``
     The same weights for the numpy-only path (:mod:`bgai.agents.numpy_bot`): ``W0, b0, W1, b1, ...`` (``W`` of shape
     ``(out, in)`` float32, as in ``torch.nn.Linear``) and ``meta``, a JSON string with the metadata above.
@@ -19,7 +21,8 @@
     A check for consumers: for a few reference positions (GNU Backgammon Position IDs), the encoded
     ``features`` and the expected ``probs`` (bgai's evaluation of the bundle,
     :meth:`~bgai.model.bundle.ModelBundle.probabilities`), with ``tolerance``; with several nets also each
-    position's ``net`` (index) and ``class``, the features being those of that net's encoding.
+    position's ``net`` (index) and ``class``, the features being those of that net's encoding (a position a
+    database values has ``net`` -2 and no features).
 
 A bundle of several nets writes its first net as above and each other net ``NAME`` beside it as
 ``model.NAME.onnx`` / ``model.NAME.npz`` (one graph per net; every file's ``class_rule`` names the whole set, so a
@@ -200,7 +203,8 @@ def build_onnx(net, encoder, metadata: dict[str, str]):
 def _golden(bundle: ModelBundle) -> dict[str, Any]:
     boards = np.stack([decode_position_id(p) for p in GOLDEN_POSITIONS])
     which = bundle.net_index(boards)
-    feats = [bundle.nets[k].encoder(b[None])[0].astype(np.float32) for k, b in zip(which, boards)]
+    feats = [bundle.nets[k].encoder(b[None])[0].astype(np.float32) if k >= 0 else np.zeros(0, np.float32)
+             for k, b in zip(which, boards)]
     probs = bundle.probabilities(boards)
     golden = {
         "bgai_export_format": EXPORT_FORMAT,
@@ -211,7 +215,9 @@ def _golden(bundle: ModelBundle) -> dict[str, Any]:
         "features": [[float(v) for v in row] for row in feats],
         "probs": [[float(v) for v in row] for row in probs],
     }
-    if len(bundle.nets) > 1:
+    if bundle.databases:
+        golden["databases"] = [d.describe() for d in bundle.databases]
+    if len(bundle.nets) > 1 or bundle.databases:
         golden["nets"] = [{"name": n.name, "encoding": n.encoder.describe()} for n in bundle.nets]
         golden["net"] = [int(k) for k in which]
         golden["class"] = [CLASS_NAMES[c] for c in bundle.classify(boards)]
@@ -259,11 +265,14 @@ def export_bundle(
         for path in p.values():
             if path:
                 check_destination(path)  # a missing directory is refused before any work (never created)
-    rule = json.dumps({"classifier": bundle.classifier, "nets": [
+    rule_d: dict[str, Any] = {"classifier": bundle.classifier, "nets": [
         {"name": n.name, "classes": list(n.classes),
          "onnx": os.path.basename(p["onnx"]) if p["onnx"] else None, "npz": os.path.basename(p["npz"])}
         for n, p in zip(bundle.nets, paths)
-    ]}, sort_keys=True)
+    ]}
+    if bundle.databases:
+        rule_d["databases"] = [d.describe() for d in bundle.databases]
+    rule = json.dumps(rule_d, sort_keys=True)
     base = {"source": source or "", "source_sha256": source_sha256 or ""}
     base.update({k: str(v) for k, v in (extra_metadata or {}).items()})
     files: dict[str, bytes] = {}

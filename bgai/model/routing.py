@@ -18,16 +18,28 @@ file, so a model is always routed as it was trained): :data:`CLASSIFIERS` has ``
 (:func:`bgai.model.classes.classify`, GNU Backgammon's exact classes), the default.  A :class:`ClassRule` says
 which net (by index) takes each class; the name ``'all'`` stands for every class but ``over``.
 
-This module is numpy-only (the numpy bot routes exported nets with it).
+Databases
+---------
+A class may be given to an exact evaluator instead of a net, as GNU Backgammon values bear-offs from its bear-off
+databases rather than a net (``eval.c``: ``EvaluatePositionFull`` calls the bear-off evaluators for
+``CLASS_BEAROFF1`` / ``CLASS_BEAROFF2``).  :data:`DATABASES` lists the kinds bgai has: ``'bearoff-os'``, the
+one-sided bear-off database of :mod:`bgai.model.bearoff` (built by bgai, cached under the user's data directory;
+nothing of it is stored in a model file), for the class ``bearoff``.  A :class:`DatabaseEntry` is such an entry of
+a bundle or an export set (``{'kind', 'classes', 'version'}`` in files); a :class:`ClassRule` counts database
+entries after the nets (entry ``k >= len(nets)`` is database ``k - len(nets)``).
+
+This module is numpy-only (the numpy bot routes exported nets and databases with it).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 from bgai.errors import CheckpointError
+from bgai.model import bearoff
 from bgai.model.classes import CLASS_NAMES, CLASS_OVER, CLASS_RACE, classify
 
 __all__ = [
@@ -38,6 +50,10 @@ __all__ = [
     "get_classifier",
     "expand_classes",
     "ClassRule",
+    "BEAROFF_DATABASE",
+    "DATABASES",
+    "DatabaseEntry",
+    "all_home",
 ]
 
 #: The name that stands for every class a net can take (all but ``over``).
@@ -85,6 +101,80 @@ def expand_classes(names) -> tuple[str, ...]:
     return tuple(c for c in NET_CLASSES if c in out)
 
 
+#: Columns of a flattened ``(2, 25)`` board outside the home boards: points 7..24 and the bar of both rows.
+_OUTSIDE = np.r_[6:25, 31:50]
+
+
+def all_home(boards: np.ndarray) -> np.ndarray:
+    """``(N,)`` bool: both sides have checkers on the board, all on their home points (columns 0..5; none on
+    points 7..24 or the bar): GNU Backgammon's bear-off class (:data:`bgai.model.classes.CLASS_BEAROFF`) and the
+    domain of :mod:`bgai.model.bearoff` (:func:`bgai.model.bearoff.is_bearoff` without its checks).  About 0.1 us a
+    board, against about 4 us for :func:`bgai.model.classes.classify`, for the evaluation paths; boards
+    ``(N, 2, 25)`` of legal counts.
+    """
+    b = np.asarray(boards)
+    f = b.reshape(b.shape[0], 50)
+    return ~f[:, _OUTSIDE].any(axis=1) & f[:, :25].any(axis=1) & f[:, 25:].any(axis=1)
+
+
+#: The one-sided bear-off database's kind (:mod:`bgai.model.bearoff`).
+BEAROFF_DATABASE = "bearoff-os"
+#: Database kinds: kind -> ``(classes it can value, its content version)``.
+DATABASES: dict[str, tuple[tuple[str, ...], int]] = {BEAROFF_DATABASE: (("bearoff",), bearoff.FORMAT_VERSION)}
+
+
+@dataclass(frozen=True)
+class DatabaseEntry:
+    """A database that values some position classes exactly, in place of a net (module docstring, Databases).
+
+    Attributes:
+        kind: a key of :data:`DATABASES` (``'bearoff-os'``).
+        classes: the classes it values (those its kind can value; ``('bearoff',)``).
+        version: the content version of the database it stands for (:data:`bgai.model.bearoff.FORMAT_VERSION`).
+    """
+
+    kind: str = BEAROFF_DATABASE
+    classes: tuple[str, ...] = ("bearoff",)
+    version: int = bearoff.FORMAT_VERSION
+
+    @classmethod
+    def from_dict(cls, entry) -> "DatabaseEntry":
+        """The entry of a file's ``{'kind', 'classes', 'version'}`` mapping, checked.
+
+        Raises:
+            CheckpointError: not a mapping, an unknown kind, classes the kind cannot value, or another version
+                than this bgai's database.
+        """
+        if not isinstance(entry, dict):
+            raise CheckpointError(f"malformed database entry {entry!r}: expected a mapping")
+        kind = entry.get("kind")
+        if kind not in DATABASES:
+            raise CheckpointError(f"unknown database kind {kind!r} in the model; known: {', '.join(DATABASES)}")
+        able, version = DATABASES[kind]
+        classes = entry.get("classes", list(able))
+        if isinstance(classes, str) or not isinstance(classes, (list, tuple)) or not classes or any(
+                c not in able for c in classes):
+            raise CheckpointError(f"database {kind!r} can value the classes {', '.join(able)}, not {classes!r}")
+        if entry.get("version", version) != version:
+            raise CheckpointError(f"the model wants version {entry.get('version')!r} of database {kind!r}; this "
+                                  f"bgai has version {version}")
+        return cls(str(kind), tuple(str(c) for c in classes), int(version))
+
+    def describe(self) -> dict:
+        """``{'kind', 'classes', 'version'}`` (the file layout)."""
+        return {"kind": self.kind, "classes": list(self.classes), "version": self.version}
+
+    def probabilities(self, boards: np.ndarray, validate: bool = True) -> np.ndarray:
+        """``(N, 5)`` float64 exact probabilities for the side on roll of ``(N, 2, 25)`` boards of its classes
+        (:func:`bgai.model.bearoff.bearoff_probabilities`; the database is built on first use if not cached).
+        ``validate=False`` skips the checks, for boards routed here by :class:`ClassRule`.
+
+        Raises:
+            InvalidPositionError: a board outside the database (with ``validate``).
+        """
+        return bearoff.get_database().probabilities(boards, validate=validate).astype(np.float64)
+
+
 class ClassRule:
     """The class rule of a bundle: which net (index) evaluates each position class.
 
@@ -113,6 +203,12 @@ class ClassRule:
         # left, which play never produces) goes to the race net rather than nowhere
         self.net_of[CLASS_OVER] = self.net_of[CLASS_RACE]
         self.n_nets = len(net_classes)
+        # one entry for bear-offs and another for every other class (a net and the bear-off database): routed by
+        # the cheap all_home test instead of the classifier
+        rest = {int(self.net_of[CLASS_NAMES.index(c)]) for c in NET_CLASSES if c != "bearoff"}
+        bear = int(self.net_of[CLASS_NAMES.index("bearoff")])
+        self._home_split = (bear, rest.pop()) if (self.classifier_name == "gnubg" and len(rest) == 1
+                                                  and bear not in rest) else None
 
     def route(self, boards: np.ndarray, live: np.ndarray) -> list[tuple[int, np.ndarray]]:
         """``[(net index, indices of the live boards it evaluates)]``, one entry per net with work.
@@ -124,5 +220,14 @@ class ClassRule:
         idx = np.flatnonzero(live)
         if self.n_nets == 1:  # one net for every class: no classification needed
             return [(0, idx)] if idx.size else []
+        if self._home_split is not None:
+            bear, other = self._home_split
+            sub = boards if idx.size == boards.shape[0] else boards[idx]
+            # a live board with an empty row 0 (never produced by play) is "over" to the classifier: not all_home
+            home = all_home(sub)
+            if not home.any():
+                return [(other, idx)]
+            parts = sorted([(bear, idx[home]), (other, idx[~home])])
+            return [(k, i) for k, i in parts if i.size]
         nets = self.net_of[self.classify(boards[idx]).astype(np.int64)]
         return [(k, idx[nets == k]) for k in range(self.n_nets) if (nets == k).any()]
