@@ -139,8 +139,8 @@ class Journal:
             raise BgaiError(f"journal {self.path!r} has version {header.get('version')!r}, this bgai reads "
                             f"{VERSION}: delete it to start again")
         if header.get("job") != self.job:
-            raise BgaiError(f"journal {self.path!r} is of a {header.get('job')} job, not of this {self.job}: "
-                            "give another file")
+            raise BgaiError(f"journal {self.path!r} was made by another kind of job ({header.get('job')}), not by "
+                            f"this {self.job}: give another file")
         diff = _first_difference(header.get("settings"), self.settings)
         if diff is not None:
             raise BgaiError(f"journal {self.path!r} is of another {self.job} ({diff}): give another file, or "
