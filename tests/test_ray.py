@@ -206,3 +206,27 @@ def test_eval_saved_games_same_files_on_ray(cluster, tmp_path):
             evaluate_cubeful(MODEL, "pubeval", count, 3, rules=rules, chunk=2, save=on_ray, workers=2, backend="ray")
         written = files(tmp_path / f"l{count}")
         assert written == files(tmp_path / f"r{count}") and len(written) >= 4
+
+
+
+def test_progress_bar_and_stderr_same_as_locally(tmp_path):
+    """``bgai eval`` prints the same progress bar and lines on stderr with ``--ray auto`` as locally, plus one line
+    naming the cluster: nothing of Ray's (its token note, its warning about actors with constructor arguments in
+    the object store, which once broke the bar)."""
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    cmd = [sys.executable, "-m", "bgai", "eval", "pubeval", "racer", "--games", "80", "--seed", "3", "--workers", "2"]
+
+    def stderr_lines(extra: list[str]) -> list[str]:
+        out = subprocess.run(cmd + extra, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return [line.split("|")[0].strip() for line in out.stderr.replace("\r", "\n").splitlines() if line.strip()]
+
+    local = stderr_lines([])
+    on_ray = stderr_lines(["--ray", "auto"])
+    assert on_ray[0].startswith("bgai eval: Ray cluster auto: ")
+    assert on_ray[1:] == local, on_ray
+    assert local[-1] == "pubeval vs racer: 100%" and local[0].startswith("bgai: note: --workers 2")

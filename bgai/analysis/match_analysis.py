@@ -87,6 +87,8 @@ analysis is at the agent's own ply (``model.pt:ply=1``); GNU Backgammon's is 0-p
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import math
 import os
@@ -116,6 +118,7 @@ from bgai.game.cube import (
     met_for,
 )
 from bgai.util.fileio import atomic_write_bytes, atomic_write_json
+from bgai.util.journal import Journal, spec_file_sha256
 from bgai.util.parallel import run_units
 
 __all__ = [
@@ -706,9 +709,38 @@ def _run_rank_unit(agents: dict[str, Agent], args):
     return _unit(agents[which], boards, dice, states, keep)
 
 
+def _encode_unit(res) -> dict:
+    """A ranking unit's result for a journal, exactly (floats as IEEE bytes or round-trip JSON numbers)."""
+    best, kept = res
+    arr = np.ascontiguousarray(best, dtype="<f8")
+    return {"best": base64.b64encode(arr.tobytes()).decode("ascii"),
+            "kept": [[i, [[base64.b64encode(a).decode("ascii"), eq, mwc] for a, eq, mwc in ranking]]
+                     for i, ranking in sorted(kept.items())]}
+
+
+def _decode_unit(data: dict):
+    best = np.frombuffer(base64.b64decode(data["best"]), dtype="<f8").astype(np.float64)
+    kept = {int(i): [(base64.b64decode(a), eq, mwc) for a, eq, mwc in ranking] for i, ranking in data["kept"]}
+    return best, kept
+
+
+def _units_sha256(units: list) -> str:
+    """sha256 of the ranking units' inputs (positions, rolls, cube states, which rankings are kept)."""
+    h = hashlib.sha256()
+    for which, u, boards, dice, states, keep in units:
+        h.update(f"{which}:{u}:{len(boards)};".encode())
+        h.update(np.ascontiguousarray(boards, dtype=np.int8).tobytes())
+        h.update(np.ascontiguousarray(dice, dtype=np.int8).tobytes())
+        h.update(np.ascontiguousarray(keep, dtype=bool).tobytes())
+        h.update(repr(list(states)).encode())
+    return h.hexdigest()
+
+
 def _evaluate(plan: _Plan, agents: dict[str, Agent], *, specs: dict[str, str | None], workers: int, chunk: int,
-              progress: Callable[[int], None] | None, backend: str = "local"):
-    """Run every ranking unit and the cube jobs.
+              progress: Callable[[int], None] | None, backend: str = "local", journal: str | None = None,
+              sources: Sequence[str] = ()):
+    """Run every ranking unit (those recorded in ``journal`` taken from it, the others recorded there as they
+    finish) and the cube jobs.
 
     Returns:
         ``(best, kept, cube)``: ``best[which]`` the best play's equity per job of ``plan.main`` / ``plan.luck``,
@@ -734,15 +766,38 @@ def _evaluate(plan: _Plan, agents: dict[str, Agent], *, specs: dict[str, str | N
         if progress is not None:
             progress(len(b))
 
-    remote = backend != "local" or (workers > 1 and len(units) > 1)
-    if remote and not all(specs.get(w) for w in lists):
-        raise BgaiError("workers > 1 needs the agent's spec string (an agent made by make_agent)")
-    init = {w: specs[w] for w in lists} if remote else {}
-    run = run_units(_run_rank_unit, units, workers=workers if remote else 1, setup=_worker_agents,
-                    setup_args=(init,), context=None if remote else agents, backend=backend,
-                    on_result=lambda k, res: take(units[k][0], units[k][1], res))
-    if run.interrupted:
-        raise KeyboardInterrupt(f"analysis interrupted ({run.interrupted})")
+    book = None
+    todo = list(range(len(units)))
+    if journal is not None:
+        resolved = {w: resolve_spec(specs[w]) if specs.get(w) else None for w in lists}
+        settings = {"agents": resolved, "model_sha256": {w: spec_file_sha256(v) for w, v in resolved.items()},
+                    "sources": list(sources), "chunk": chunk, "units": len(units), "jobs_sha256": _units_sha256(units)}
+        book = Journal(journal, "analyse", settings)
+        for k in sorted(book.done):
+            if 0 <= k < len(units):
+                take(units[k][0], units[k][1], _decode_unit(book.done[k]))
+        todo = [k for k in todo if k not in book.done]
+
+    def collect(i: int, res) -> None:
+        k = todo[i]
+        if book is not None:
+            book.record(k, _encode_unit(res))
+        take(units[k][0], units[k][1], res)
+
+    try:
+        remote = backend != "local" or (workers > 1 and len(todo) > 1)
+        if remote and not all(specs.get(w) for w in lists):
+            raise BgaiError("workers > 1 needs the agent's spec string (an agent made by make_agent)")
+        init = {w: specs[w] for w in lists} if remote else {}
+        if todo:
+            run = run_units(_run_rank_unit, [units[k] for k in todo], workers=workers if remote else 1,
+                            setup=_worker_agents, setup_args=(init,), context=None if remote else agents,
+                            backend=backend, on_result=collect)
+            if run.interrupted:
+                raise KeyboardInterrupt(f"analysis interrupted ({run.interrupted})")
+    finally:
+        if book is not None:
+            book.close()
     m = len(plan.cube_boards)
     cube = {"nd": np.zeros(m), "dt": np.zeros(m), "dp": np.zeros(m), "mwc": np.full((m, 3), np.nan),
             "action": [""] * m}
@@ -919,7 +974,8 @@ def _zero_ply(agent: Agent, spec: str | None, luck_agent: Agent | str | None) ->
 def analyse_records(records: Sequence[MatchRecord], agent: Agent | str, *, sources: Sequence[str] | None = None,
                     workers: int = 1, chunk: int = DEFAULT_CHUNK, luck_agent: Agent | str | None = None,
                     progress: Callable[[int], None] | None = None,
-                    on_total: Callable[[int], None] | None = None, backend: str = "local") -> list[MatchAnalysis]:
+                    on_total: Callable[[int], None] | None = None, backend: str = "local",
+                    journal: str | None = None) -> list[MatchAnalysis]:
     """Analyse matches (all their decisions batched together).
 
     Args:
@@ -934,14 +990,18 @@ def analyse_records(records: Sequence[MatchRecord], agent: Agent | str, *, sourc
         on_total: called once with the total number of jobs, before the first unit.
         backend: :func:`bgai.util.parallel.run_units` backend of the ranking units (``'local'``; ``'ray'`` once
             :func:`bgai.util.ray_backend.connect` ran: ``workers`` Ray actors).
+        journal: a journal file (:class:`bgai.util.journal.Journal`): each finished ranking unit is appended to
+            it; the units it holds already (an analysis of the same records, sources, agents, model files and
+            ``chunk`` that was stopped, even killed) are taken from it, not run.  The results are those of an
+            uninterrupted analysis, bit for bit.
 
     Returns:
         One :class:`MatchAnalysis` per record.  Results do not depend on ``workers``.
 
     Raises:
         AgentSpecError: an agent without probabilities, a bad spec; BgaiError: ``workers > 1`` with an agent that
-        has no spec, bad arguments; MatchRecordError: a record that does not replay; MatchStateError: a match
-        longer than the match equity table.
+        has no spec, bad arguments, a journal of another analysis; MatchRecordError: a record that does not
+        replay; MatchStateError: a match longer than the match equity table.
     """
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise BgaiError(f"workers must be a positive integer, got {workers!r}")
@@ -965,7 +1025,7 @@ def analyse_records(records: Sequence[MatchRecord], agent: Agent | str, *, sourc
         on_total(len(plan.main.boards) + (len(plan.luck.boards) if luck_obj is not None else 0))
     agents = {"main": agent_obj, "luck": luck_obj or agent_obj}
     best, kept, cube = _evaluate(plan, agents, specs={"main": spec, "luck": luck_spec or spec}, workers=workers,
-                                 chunk=chunk, progress=progress, backend=backend)
+                                 chunk=chunk, progress=progress, backend=backend, journal=journal, sources=sources)
     label = _agent_label(agent_obj)
     return [_assemble(rec, items, best, kept, cube, src, label)
             for rec, items, src in zip(records, plan.items, sources)]

@@ -70,6 +70,7 @@ are not clipped: a probability near 0 or 1 can stray outside [0, 1] by about its
 
 from __future__ import annotations
 
+import base64
 import math
 import sys
 import time
@@ -95,6 +96,7 @@ from bgai.core.position_id import encode_position_ids
 from bgai.errors import AgentSpecError, BgaiError, InvalidDiceError, InvalidPositionError
 from bgai.game.play import MAX_PLIES, finish_games
 from bgai.model.routing import all_home
+from bgai.util.journal import Journal, spec_file_sha256
 from bgai.util.parallel import run_units
 
 __all__ = [
@@ -421,7 +423,9 @@ class RolloutResult:
         trials: trials done.
         partial: the rollout was interrupted (``trials`` is then less than asked).
         settings: :class:`RolloutSettings`.
-        seconds: wall time; workers: processes used.
+        seconds: wall time (of this run); workers: processes used.
+        resumed: trials taken from a journal (:func:`rollout_position`'s ``journal``) instead of run; not in
+            :meth:`to_dict`, so that a resumed rollout's JSON is that of an uninterrupted one.
     """
 
     probabilities: np.ndarray
@@ -433,6 +437,7 @@ class RolloutResult:
     settings: RolloutSettings
     seconds: float = 0.0
     workers: int = 1
+    resumed: int = 0
 
     @classmethod
     def from_trials(cls, outcomes: np.ndarray, **kwargs) -> RolloutResult:
@@ -513,7 +518,8 @@ class PlaysRolloutResult:
     Attributes:
         position_id: the position before the roll (side on roll's view); dice: the roll.
         plays: :class:`PlayRollout` list, best first.
-        trials, partial, settings, seconds, workers: as in :class:`RolloutResult` (every play has the same trials).
+        trials, partial, settings, seconds, workers, resumed: as in :class:`RolloutResult` (every play has the
+            same trials).
     """
 
     position_id: str
@@ -524,6 +530,7 @@ class PlaysRolloutResult:
     settings: RolloutSettings
     seconds: float = 0.0
     workers: int = 1
+    resumed: int = 0
 
     def to_dict(self) -> dict:
         """A JSON-ready dict."""
@@ -715,40 +722,82 @@ def single_thread() -> Iterator[None]:
                 torch.set_num_threads(old)
 
 
+def _encode_outcomes(res: np.ndarray) -> dict:
+    """A unit's ``(C, n, 5)`` float64 outcomes for a journal, exactly: shape and little-endian IEEE bytes."""
+    arr = np.ascontiguousarray(res, dtype="<f8")
+    return {"shape": list(arr.shape), "float64": base64.b64encode(arr.tobytes()).decode("ascii")}
+
+
+def _decode_outcomes(data: dict) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(data["float64"]), dtype="<f8").astype(np.float64).reshape(data["shape"])
+
+
+def _journal_settings(policy: RolloutPolicy, roots: np.ndarray, settings: RolloutSettings, units: list) -> dict:
+    """What a rollout's result depends on, for its journal: the settings, the agent's spec and model file, the
+    roots (Position IDs) and the units."""
+    spec = getattr(policy.agent, "spec", None)
+    return {**settings.to_dict(), "model_sha256": spec_file_sha256(spec if isinstance(spec, str) else None),
+            "roots": list(encode_position_ids(roots)), "units": units}
+
+
 def _execute(policy: RolloutPolicy, roots: np.ndarray, settings: RolloutSettings, workers: int,
-             progress: ProgressFn | None, watch: Callable[[np.ndarray], tuple[float, float]], backend: str = "local"):
-    """Run every work unit with :func:`bgai.util.parallel.run_units` (``backend`` ``'local'`` or ``'ray'``); returns
-    ``(outcomes (C, T, 5) in trial order, partial, seconds, workers used)``."""
+             progress: ProgressFn | None, watch: Callable[[np.ndarray], tuple[float, float]], backend: str = "local",
+             journal: str | None = None):
+    """Run every work unit with :func:`bgai.util.parallel.run_units` (``backend`` ``'local'`` or ``'ray'``),
+    skipping those recorded in ``journal`` and recording the others as they finish; returns
+    ``(outcomes (C, T, 5) in trial order, partial, seconds, workers used, units taken from the journal)``."""
     chunk = settings.chunk_trials
     units = [(s, min(s + chunk, settings.trials)) for s in range(0, settings.trials, chunk)]
     kwargs = {"seed": settings.seed, "truncate": settings.truncate,
               "variance_reduction": settings.variance_reduction}
     parts: dict[int, np.ndarray] = {}
+    roots = np.ascontiguousarray(roots, dtype=np.int8)
+    book = None
+    if journal is not None:
+        book = Journal(journal, "rollout", _journal_settings(policy, roots, settings, units))
+        parts.update({u: _decode_outcomes(r) for u, r in book.done.items() if 0 <= u < len(units)})
+    resumed = sorted(parts)
+    todo = [u for u in range(len(units)) if u not in parts]
 
-    def collect(unit: int, res: np.ndarray) -> None:
-        parts[unit] = res
-        if progress is not None:
+    def report() -> None:
+        if progress is not None and parts:
             done = np.concatenate([parts[u] for u in sorted(parts)], axis=1)
             eq, se = watch(done)
             progress(done.shape[1], settings.trials, eq, se)
 
-    roots = np.ascontiguousarray(roots, dtype=np.int8)
+    def collect(k: int, res: np.ndarray) -> None:
+        parts[todo[k]] = res
+        if book is not None:
+            book.record(todo[k], _encode_outcomes(res))
+        report()
+
     used = max(1, min(workers, len(units)))
+    partial = False
+    report()
     t0 = time.perf_counter()
     try:
-        with single_thread() if used == 1 else nullcontext():
-            run = run_units(run_rollout_unit, units, workers=workers, setup=rollout_context,
-                            setup_args=(_payload(policy.agent), policy.ply, roots, kwargs),
-                            context=(policy, roots, kwargs), backend=backend, on_result=collect)
-        partial, used = not run.complete, run.workers
+        if todo:
+            with single_thread() if used == 1 else nullcontext():
+                run = run_units(run_rollout_unit, [units[u] for u in todo], workers=workers, setup=rollout_context,
+                                setup_args=(_payload(policy.agent), policy.ply, roots, kwargs),
+                                context=(policy, roots, kwargs), backend=backend, on_result=collect)
+            partial = not run.complete
     except KeyboardInterrupt:  # raised by the progress callback, or by a caller's own SIGINT handler
         partial = True
+    finally:
+        if book is not None:
+            book.close()
     seconds = time.perf_counter() - t0
     if parts:
         outcomes = np.concatenate([parts[u] for u in sorted(parts)], axis=1)
     else:
         outcomes = np.zeros((len(roots), 0, 5))
-    return outcomes, partial, seconds, used
+    return outcomes, partial, seconds, used, resumed
+
+
+def _resumed_trials(settings: RolloutSettings, units: list[int]) -> int:
+    chunk = settings.chunk_trials
+    return sum(min(chunk, settings.trials - u * chunk) for u in units)
 
 
 def default_chunk(candidates: int, variance_reduction: bool) -> int:
@@ -813,6 +862,7 @@ def rollout_position(
     progress: ProgressFn | None = None,
     chunk_trials: int | None = None,
     backend: str = "local",
+    journal: str | None = None,
 ) -> RolloutResult:
     """Roll out a position for the side on roll, before its roll (cubeless; module docstring).
 
@@ -831,6 +881,10 @@ def rollout_position(
             does not depend on it; with it, only in the last bits (float rounding of batched evaluations).
         backend: :func:`bgai.util.parallel.run_units` backend, ``'local'`` (default) or ``'ray'`` (after
             :func:`bgai.util.ray_backend.connect`); the result is the same, bit for bit.
+        journal: a journal file (:class:`bgai.util.journal.Journal`): each finished work unit's per-trial outcomes
+            are appended to it; the units it already holds (a rollout of the same settings, agent model, position
+            and units that was stopped, even killed) are taken from it, not run.  The result is that of an
+            uninterrupted rollout, bit for bit (:attr:`RolloutResult.resumed` says how many trials came from it).
 
     Returns:
         :class:`RolloutResult` for the side on roll.  A ``KeyboardInterrupt`` during the rollout returns the trials
@@ -838,8 +892,8 @@ def rollout_position(
 
     Raises:
         InvalidPositionError: a bad board or a finished game.
-        BgaiError: bad settings; AgentSpecError: variance reduction or truncation for an agent without
-            probabilities, or 1-ply for an agent without a 1-ply search.
+        BgaiError: bad settings, or a journal of another rollout (one line); AgentSpecError: variance reduction or
+            truncation for an agent without probabilities, or 1-ply for an agent without a 1-ply search.
     """
     b = _check_board(board)
     policy, settings = _check_settings(agent, trials, truncate, ply, seed, variance_reduction, workers, chunk_trials)
@@ -848,8 +902,10 @@ def rollout_position(
         _, _, eq, se = _mean_se(done[0])
         return eq, se
 
-    outcomes, partial, seconds, used = _execute(policy, b[None], settings, workers, progress, watch, backend)
-    return RolloutResult.from_trials(outcomes[0], partial=partial, settings=settings, seconds=seconds, workers=used)
+    outcomes, partial, seconds, used, resumed = _execute(policy, b[None], settings, workers, progress, watch, backend,
+                                                         journal)
+    return RolloutResult.from_trials(outcomes[0], partial=partial, settings=settings, seconds=seconds, workers=used,
+                                     resumed=_resumed_trials(settings, resumed))
 
 
 def _prior(policy: RolloutPolicy, board: np.ndarray, after: np.ndarray) -> np.ndarray:
@@ -875,6 +931,7 @@ def rollout_plays(
     progress: ProgressFn | None = None,
     chunk_trials: int | None = None,
     backend: str = "local",
+    journal: str | None = None,
 ) -> PlaysRolloutResult:
     """Roll out the plays of a position and roll side by side on the same dice, and rank them.
 
@@ -883,8 +940,8 @@ def rollout_plays(
     mover's view.  Truncation counts plies after the play.
 
     Args:
-        agent, board, trials, truncate, ply, seed, variance_reduction, workers, chunk_trials, backend: see
-            :func:`rollout_position`.
+        agent, board, trials, truncate, ply, seed, variance_reduction, workers, chunk_trials, backend, journal: see
+            :func:`rollout_position` (the journal also records the candidate plays).
         dice: the roll ``(d1, d2)``, 1..6.
         candidates: None = every legal play; ``K`` = the best ``K`` by the agent's 0-ply value.
         progress: as in :func:`rollout_position`, with the running equity of the currently best play.
@@ -922,7 +979,8 @@ def rollout_plays(
         n = eqs.shape[1]
         return float(eqs[best].mean()), float(eqs[best].std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan")
 
-    outcomes, partial, seconds, used = _execute(policy, roots, settings, workers, progress, watch, backend)
+    outcomes, partial, seconds, used, resumed = _execute(policy, roots, settings, workers, progress, watch, backend,
+                                                         journal)
     mover = swap_perspective(outcomes)  # (C, T, 5) for the player who moved
     results = [RolloutResult.from_trials(mover[k], partial=partial, settings=settings, seconds=seconds, workers=used)
                for k in range(len(after))]
@@ -940,4 +998,5 @@ def rollout_plays(
                                difference=float(diff.mean()) if n else float("nan"), difference_se=diff_se,
                                prior_equity=float(prior[k])))
     return PlaysRolloutResult(position_id=encode_position_ids(b[None])[0], dice=(int(d[0]), int(d[1])), plays=out,
-                              trials=n, partial=partial, settings=settings, seconds=seconds, workers=used)
+                              trials=n, partial=partial, settings=settings, seconds=seconds, workers=used,
+                              resumed=_resumed_trials(settings, resumed))

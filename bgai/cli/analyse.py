@@ -1,4 +1,5 @@
-"""``bgai analyse FILE|DIR/ ... --agent SPEC [--ply N] [--json FILE] [--html FILE] [--workers W]``: match analysis.
+"""``bgai analyse FILE|DIR/ ... --agent SPEC [--ply N] [--json FILE] [--html FILE] [--workers W] [--journal FILE]``:
+match analysis.
 
 Analyses every checker play and cube decision of both players of each match file (``.sgf``, ``.mat``; a folder
 means all its match files) as GNU Backgammon's ``analyse match`` does, and prints for each file a table like
@@ -10,6 +11,10 @@ a self-contained page with pictures of each player's worst errors; both are writ
 destinations are checked before the analysis starts.  ``--ply N`` sets the agent's search depth (checkpoint
 models: ``model.pt:ply=N``; the built-in ``gnubg`` agent is GNU Backgammon at 0-ply only).  ``--workers W``
 ranks in W processes; the results do not depend on W.  A progress bar goes to stderr (``--quiet``: none).
+``--journal FILE`` appends each finished unit of rankings to FILE (:mod:`bgai.util.journal`); the same command run
+again after the analysis was stopped (Ctrl-C, SIGTERM, even SIGKILL or a crash) takes the units recorded there
+and ranks only the rest, with the same results as an uninterrupted analysis, bit for bit.  A journal of another
+analysis (other files, agent, model or ply) is refused.
 """
 
 from __future__ import annotations
@@ -64,6 +69,9 @@ def register(subparsers) -> None:
     p.add_argument("--worst", type=_ply, default=5, metavar="N",
                    help="worst errors listed and drawn per player (default 5)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--journal", metavar="FILE",
+                   help="record finished rankings in FILE as they go; run the same command again to resume a stopped "
+                   "analysis from it (same results as an uninterrupted one)")
     add_ray_option(p)
     p.set_defaults(func=run)
 
@@ -133,7 +141,8 @@ def run(args) -> int:
                 bar.update(n)
     backend, workers = parallel_backend(args, "analyse")
     try:
-        analyses = analyse_files(files, spec, workers=workers, progress=progress, on_total=on_total, backend=backend)
+        analyses = analyse_files(files, spec, workers=workers, progress=progress, on_total=on_total, backend=backend,
+                                 journal=args.journal)
     finally:
         if bar is not None:
             bar.close()

@@ -1,5 +1,5 @@
 """``bgai rollout POSITION [DICE] --agent SPEC [--trials N] [--truncate PLIES] [--ply 0|1] [--candidates K]
-[--seed S] [--workers W] [--ray auto|ADDRESS] [--no-vr] [--cube] [--json FILE]``.
+[--seed S] [--workers W] [--ray auto|ADDRESS] [--no-vr] [--cube] [--json FILE] [--journal FILE]``.
 
 POSITION is a GNU Backgammon Position ID, optionally ``POSITION_ID:MATCH_ID`` (the Match ID gives the cube and
 score for ``--cube``, and its roll when it carries one; the same parsing as ``bgai hint``).
@@ -21,7 +21,10 @@ the exit status is 130.  ``--json FILE`` writes the result atomically (the file 
 ``--ply`` defaults to the agent spec's ``ply`` option (``model.pt:ply=1``), else 0.  ``--ray`` runs the work units
 (trial ranges) on a Ray cluster (:mod:`bgai.util.ray_backend`) with the same result as locally.  With an agent that values
 bear-offs by the exact database (``model.pt:bearoff=db``) a trial ends when it reaches a bear-off, with the
-database's probabilities (:mod:`bgai.analysis.rollout`, (g)); the settings line says so.
+database's probabilities (:mod:`bgai.analysis.rollout`, (g)); the settings line says so.  ``--journal FILE``
+appends each finished unit's trials to FILE (:mod:`bgai.util.journal`); the same command run again after the
+rollout was stopped (Ctrl-C, SIGTERM, even SIGKILL or a crash) takes the trials recorded there and runs only the
+rest, with the same result as an uninterrupted rollout, bit for bit.  A journal of another rollout is refused.
 """
 
 from __future__ import annotations
@@ -58,6 +61,9 @@ def register(subparsers) -> None:
     p.add_argument("--no-vr", action="store_true", help="no variance reduction (luck adjustment)")
     p.add_argument("--cube", action="store_true", help="cube decision / cubeful ranking from the rollout (Janowski)")
     p.add_argument("--json", metavar="FILE", help="write the result as JSON to FILE")
+    p.add_argument("--journal", metavar="FILE",
+                   help="record finished trials in FILE as they go; run the same command again to resume a stopped "
+                   "rollout from it (same result as an uninterrupted one)")
     p.set_defaults(func=run)
 
 
@@ -89,6 +95,13 @@ class _Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def _note_resumed(args, res) -> None:
+    """A line on stderr when trials came from the journal."""
+    if res.resumed:
+        print(f"bgai rollout: {res.resumed} of {res.settings.trials} trials taken from journal {args.journal}",
+              file=sys.stderr, flush=True)
 
 
 def _settings_line(r) -> str:
@@ -130,13 +143,14 @@ def run(args) -> int:
         raise BgaiError(f"--workers must be >= 1, got {args.workers}")
     backend, workers = parallel_backend(args, "rollout")
     common = {"trials": args.trials, "truncate": args.truncate, "ply": ply, "seed": args.seed,
-              "variance_reduction": not args.no_vr, "workers": workers, "backend": backend}
+              "variance_reduction": not args.no_vr, "workers": workers, "backend": backend, "journal": args.journal}
     if dice is None:
         bar = _Progress(args.trials, "rollout")
         try:
             res = rollout_position(agent, board, progress=bar, **common)
         finally:
             bar.close()
+        _note_resumed(args, res)
         out = _report_position(args, pid, match_id, board, state, res)
         partial = res.partial
     else:
@@ -145,6 +159,7 @@ def run(args) -> int:
             res = rollout_plays(agent, board, dice, candidates=args.candidates, progress=bar, **common)
         finally:
             bar.close()
+        _note_resumed(args, res)
         out = _report_plays(args, pid, match_id, board, state, res)
         partial = res.partial
     if args.json:
@@ -166,7 +181,7 @@ def _report_position(args, pid, match_id, board, state, res) -> dict:
     print("  " + f"{'result':9s}" + "".join(f"{_fmt(v):>9s}" for v in res.probabilities)
           + f"{_fmt(res.equity, True):>10s}")
     print("  " + f"{'std err':9s}" + "".join(f"{_fmt(v):>9s}" for v in res.std_errors) + f"{_fmt(res.equity_se):>10s}")
-    rate = res.trials / res.seconds if res.seconds > 0 else float("inf")
+    rate = (res.trials - res.resumed) / res.seconds if res.seconds > 0 else float("inf")
     print(f"  {res.trials} trials in {res.seconds:.1f} s ({rate:.1f} trials/s, {res.workers} worker(s))")
     if args.cube:
         if res.trials == 0:
@@ -227,7 +242,7 @@ def _report_plays(args, pid, match_id, board, state, res) -> dict:
         if np.isfinite(pr["win"]):
             line += f"  win {100 * pr['win']:.1f}% wg {100 * pr['win_gammon']:.1f}% lg {100 * pr['lose_gammon']:.1f}%"
         print(line)
-    rate = res.trials * len(plays) / res.seconds if res.seconds > 0 else float("inf")
+    rate = (res.trials - res.resumed) * len(plays) / res.seconds if res.seconds > 0 else float("inf")
     print(f"  {res.trials} trials x {len(plays)} plays in {res.seconds:.1f} s ({rate:.1f} trials/s, "
           f"{res.workers} worker(s))")
     return out

@@ -11,7 +11,7 @@ fetches it once, its actors share that copy).  A checkpoint named by a spec stri
 spec ``model.pt[:ply=N]``, also inside a tuple, list, dict or dataclass such as
 :class:`bgai.train.labels.LabelSettings`) travels with it as bytes: an actor on a machine where that path is
 missing or holds other bytes (sha256) writes them to ``$TMPDIR/bgai-ray/<sha256>/<name>`` and uses that path.
-Each actor (one CPU) runs ``setup(*setup_args)`` once, limits torch / BLAS to one thread
+Each actor (one CPU) runs ``setup(*setup_args)`` once (with its first unit), limits torch / BLAS to one thread
 (:func:`bgai.util.threads.limit_threads`), then runs the units handed to it; the driver keeps each actor busy
 with up to two units (so the next one is already there when one finishes) and hands out the rest as results come
 back.  A unit is ``fn(context, unit)`` with ``fn`` and the unit pickled per task (a few hundred bytes); its
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 import os
 import signal
 import tempfile
@@ -98,6 +99,9 @@ def connect(address: str = "auto", *, num_cpus: int | None = None, log_to_driver
     if not ray.is_initialized():
         old_term = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
         common = dict(include_dashboard=False, log_to_driver=log_to_driver, configure_logging=False)
+        ray_log = logging.getLogger("ray")
+        old_level = ray_log.level
+        ray_log.setLevel(logging.ERROR)  # Ray's notes on starting (token authentication ...) are not bgai's output
         try:
             if address == "auto":
                 try:
@@ -109,6 +113,8 @@ def connect(address: str = "auto", *, num_cpus: int | None = None, log_to_driver
         except Exception as exc:  # ray raises ConnectionError, ValueError, RuntimeError ...
             raise BgaiError(f"cannot join the Ray cluster at {address!r}: {type(exc).__name__}: "
                             f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+        finally:
+            ray_log.setLevel(old_level)
         if old_term is not None:  # ray.init sets its own: keep SIGTERM as before, so run_units stops on it
             signal.signal(signal.SIGTERM, old_term)
     register_backend("ray", _run_ray)
@@ -200,21 +206,28 @@ def _land(obj: Any) -> Any:
 
 
 class _UnitWorker:
-    """A Ray actor: the job's context built once, then units run one at a time."""
+    """A Ray actor: the job's context built once (with its first unit, so that the actor takes no constructor
+    argument from the object store: Ray warns on stderr about such actors when they may restart), then units run
+    one at a time."""
 
-    def __init__(self, job_ref: list) -> None:
+    def __init__(self) -> None:
+        self.context, self.error, self.ready = None, None, False
+
+    def _build(self, job_ref: list) -> None:
         setup, setup_args = _ray().get(job_ref[0])  # a list: Ray resolves only top-level references itself
-        self.context, self.error = None, None
         try:
             self.context = setup(*_land(setup_args)) if setup is not None else None
             limit_threads(1)
         except Exception as exc:  # noqa: BLE001 - raised with the first unit, as the local backend does
             self.error = exc
+        self.ready = True
 
     def pid(self) -> int:
         return os.getpid()
 
-    def run(self, fn: Callable[[Any, Any], Any], unit: Any) -> Any:
+    def run(self, job_ref: list, fn: Callable[[Any, Any], Any], unit: Any) -> Any:
+        if not self.ready:
+            self._build(job_ref)
         if self.error is not None:
             raise self.error
         return fn(self.context, unit)
@@ -251,7 +264,7 @@ def _run_ray(fn, units: Sequence, run: UnitRun, collect: Callable[[int, Any], No
     from ray.exceptions import RayActorError, RayTaskError
 
     job = ray.put((setup, _ship(setup_args)))
-    actors = [_actor_class().remote([job]) for _ in range(run.workers)]
+    actors = [_actor_class().remote() for _ in range(run.workers)]
     LIVE_ACTORS[:] = actors
     todo = list(range(len(units)))[::-1]
     pending: dict[Any, tuple[int, int]] = {}  # ref -> (actor, unit index)
@@ -259,7 +272,7 @@ def _run_ray(fn, units: Sequence, run: UnitRun, collect: Callable[[int, Any], No
 
     def submit(a: int) -> None:
         i = todo.pop()
-        pending[actors[a].run.remote(fn, units[i])] = (a, i)
+        pending[actors[a].run.remote([job], fn, units[i])] = (a, i)
         load[a] += 1
 
     try:
