@@ -15,7 +15,7 @@ best).  Per class:
   counted here (so an agent with many of them has a lower-bound ER).  By construction the candidates include
   gnubg 0-ply's and bgai-td128 0-ply's top 5 and pubeval's choice; gnubg or bgai-td128 can still fall outside
   where more than 5 plays tie at 0-ply (a race lost with a sure gammon, every play -2.0) and its ``choose`` takes
-  another of the tied plays (2 of the first 75 decisions for gnubg).
+  another of the tied plays (gnubg: 6 of the 225 decisions of strength-v1, all races).
 
 Usage::
 
