@@ -320,4 +320,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BgaiError as exc:
+        print(f"make_strength_benchmark: error: {exc}", file=sys.stderr)
+        sys.exit(2)
