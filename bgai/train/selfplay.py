@@ -15,9 +15,12 @@ Both come in one request per step, so the processes meet once per step.  The tra
 gradients in shard order, divides by the number of positions and takes one optimiser step, so an update is the
 same as one over all finished games together.  Shard 0 runs in the
 trainer's process on the trainer's network; shards 1.. run in worker processes (:class:`RemoteShard`, started
-with ``multiprocessing``'s ``spawn`` method, one thread each) on copies of the network whose weights the
-trainer sends with every step after an update.  Every message is answered before the trainer goes on, and all
-random draws are the shards' own, so a run depends on the seed and the number of workers, never on timing.
+with ``multiprocessing``'s ``spawn`` method, one thread each) on networks whose parameters are views of one
+shared-memory block (:class:`SharedExchange`): the trainer copies its weights there after each update, and each
+worker writes its gradient into its own slot of the same block, so only a few bytes of control travel through
+the pipe per step (no weights or gradients are pickled).  Every message is answered before the trainer goes on
+(the pipe's send and receive order the memory accesses), and all random draws are the shards' own, so a run
+depends on the seed and the number of workers, never on timing.
 """
 
 from __future__ import annotations
@@ -26,10 +29,12 @@ import atexit
 import contextlib
 import multiprocessing as mp
 import signal
+import uuid
 import threading
 import traceback
 import weakref
 from dataclasses import dataclass
+from multiprocessing import shared_memory
 
 import numpy as np
 import torch
@@ -44,8 +49,8 @@ from bgai.train.config import TrainConfig
 from bgai.train.targets import lambda_returns, terminal_targets
 from bgai.util.threads import limit_threads
 
-__all__ = ["FinishedGame", "GameSummary", "ShardGradient", "GameShard", "RemoteShard", "SelfPlayWorkerError",
-           "flat_parameters", "set_flat_parameters", "unflatten"]
+__all__ = ["FinishedGame", "GameSummary", "ShardGradient", "GameShard", "RemoteShard", "SelfPlayWorkerError", "SharedExchange",
+           "flat_parameters", "unflatten"]
 
 
 class SelfPlayWorkerError(RuntimeError):
@@ -74,7 +79,7 @@ class ShardGradient:
     """A shard's contribution to an update.
 
     ``grad``: ``(P,)`` float32, the gradient of ``sum 0.5 * ||V - G||^2`` over ``positions`` positions, in
-    :func:`flat_parameters` order; ``sq_error``: the summed squared TD error (over positions and the 5 outputs);
+    :func:`flat_parameters` order (None in a worker's reply: the gradient is in its :class:`SharedExchange` slot); ``sq_error``: the summed squared TD error (over positions and the 5 outputs);
     ``games``: finished games used.
     """
 
@@ -99,15 +104,6 @@ def unflatten(flat: torch.Tensor, params: list[torch.Tensor]) -> list[torch.Tens
     if flat.numel() != sum(sizes):
         raise ValueError(f"parameter vector has {flat.numel()} values, the network {sum(sizes)}")
     return [part.view_as(p) for part, p in zip(torch.split(flat, sizes), params)]
-
-
-def set_flat_parameters(net: torch.nn.Module, flat: np.ndarray) -> None:
-    """Copy a :func:`flat_parameters` vector into ``net``'s parameters, in place (views of them stay valid, unlike
-    with ``torch.nn.utils.vector_to_parameters``, which rebinds them)."""
-    params = list(net.parameters())
-    with torch.no_grad():
-        for p, part in zip(params, unflatten(torch.from_numpy(np.asarray(flat, dtype=np.float32)), params)):
-            p.copy_(part)
 
 
 def shard_bounds(parallel_games: int, shards: int) -> list[tuple[int, int]]:
@@ -274,6 +270,55 @@ class GameShard:
             off += ln
 
 
+class SharedExchange:
+    """One shared-memory block of ``slots`` float32 vectors of ``size`` values: slot 0 the trainer's weights
+    (:func:`flat_parameters` order), slot ``k`` the gradient of shard ``k`` (shard 0's slot is unused).
+
+    The trainer creates it (``SharedExchange(size, slots)``) and owns it (:meth:`close` frees it); a worker
+    attaches by name (``SharedExchange(size, slots, name=...)``) and binds its network's parameters to views of
+    slot 0 (:meth:`bind`), so it always plays with the weights the trainer last published (:meth:`publish`).
+    Who reads and writes what, when, is ordered by the request/reply messages of :class:`RemoteShard`.
+    """
+
+    def __init__(self, size: int, slots: int, name: str | None = None):
+        self.size, self.slots = int(size), int(slots)
+        nbytes = max(4, 4 * self.size * self.slots)
+        if name is None:
+            self.shm = shared_memory.SharedMemory(name=f"bgai-sp-{uuid.uuid4().hex[:16]}", create=True, size=nbytes)
+            self.owner = True
+        else:
+            self.shm = shared_memory.SharedMemory(name=name)
+            self.owner = False
+        self.name = self.shm.name
+        self.array = np.ndarray((self.slots, self.size), dtype=np.float32, buffer=self.shm.buf)
+
+    def publish(self, net: torch.nn.Module) -> None:
+        """Copy ``net``'s weights into slot 0."""
+        with torch.no_grad():
+            torch.cat([p.reshape(-1) for p in net.parameters()], out=torch.from_numpy(self.array[0]))
+
+    def bind(self, net: torch.nn.Module) -> None:
+        """Make ``net``'s parameters views of slot 0 (in place: modules keep their parameter objects)."""
+        params = list(net.parameters())
+        with torch.no_grad():
+            for p, part in zip(params, unflatten(torch.from_numpy(self.array[0]), params)):
+                p.data = part
+
+    def close(self) -> None:
+        """Detach (and, by the trainer, free) the block; views of it must not be used afterwards."""
+        self.array = None
+        try:
+            self.shm.close()
+        except BufferError:  # pragma: no cover - a view still alive (a worker's net): freed with the process
+            pass
+        if self.owner:
+            try:
+                self.shm.unlink()
+            except FileNotFoundError:  # pragma: no cover
+                pass
+            self.owner = False
+
+
 # --- worker processes ------------------------------------------------------------------------------------------
 
 def _reply(conn, status: str, payload) -> bool:
@@ -285,8 +330,9 @@ def _reply(conn, status: str, payload) -> bool:
         return False
 
 
-def _worker_main(conn, config_dict: dict, spec_dict: dict, index: int, n_games: int) -> None:
-    """Body of a worker process: a :class:`GameShard` on its own network copy, driven by messages on ``conn``."""
+def _worker_main(conn, config_dict: dict, spec_dict: dict, index: int, n_games: int, shared: tuple) -> None:
+    """Body of a worker process: a :class:`GameShard` on a network bound to the trainer's shared weights
+    (``shared``: the :class:`SharedExchange`'s ``(name, size, slots)``), driven by messages on ``conn``."""
     # Ctrl-C and SIGTERM (also when sent to the whole process group) are the trainer's to handle: it asks for our
     # games to save its checkpoint, then stops us; if the trainer dies, recv() ends and so do we.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -295,6 +341,9 @@ def _worker_main(conn, config_dict: dict, spec_dict: dict, index: int, n_games: 
 
         config = TrainConfig.from_dict(config_dict)
         net = ValueNet(NetSpec.from_dict(spec_dict))
+        exchange = SharedExchange(shared[1], shared[2], name=shared[0])
+        exchange.bind(net)
+        grad_out = exchange.array[index]
         shard = GameShard(config, net, index, n_games)
         limit_threads(1)
     except BaseException:  # noqa: BLE001 - reported to the trainer
@@ -309,13 +358,14 @@ def _worker_main(conn, config_dict: dict, spec_dict: dict, index: int, n_games: 
             return
         op = msg[0]
         try:
-            if op == "step":
+            if op == "step":  # the weights are the shared ones: gradient into our slot, then one move
+                grad = None
                 if msg[1] is not None:
-                    set_flat_parameters(net, msg[1])
-                grad = shard.gradient(msg[2]) if msg[2] is not None else None
+                    g = shard.gradient(msg[1])
+                    grad_out[:] = g.grad
+                    grad = ShardGradient(None, g.sq_error, g.positions, g.games)
                 finished = shard.play_step()
-                reply = (grad, [GameSummary(g.positions.shape[0], g.points) for g in finished],
-                         shard.pending_positions())
+                reply = (grad, [(g.positions.shape[0], g.points) for g in finished], shard.pending_positions())
             elif op == "state":
                 reply = shard.state_dict()
             elif op == "load":
@@ -344,13 +394,15 @@ class RemoteShard:
         SelfPlayWorkerError: the worker failed (its traceback is in the message) or died.
     """
 
-    def __init__(self, config, spec: NetSpec, index: int, n_games: int):
+    def __init__(self, config, spec: NetSpec, index: int, n_games: int, exchange: SharedExchange):
         ctx = mp.get_context("spawn")
         self.index = int(index)
+        self.exchange = exchange
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(
             target=_worker_main,
-            args=(child, config.to_dict(), spec.to_dict(), self.index, int(n_games)),
+            args=(child, config.to_dict(), spec.to_dict(), self.index, int(n_games),
+                  (exchange.name, exchange.size, exchange.slots)),
             name=f"bgai-selfplay-{self.index}",
             daemon=True,
         )
@@ -373,15 +425,17 @@ class RemoteShard:
             self._ready = True
 
     def send(self, *msg) -> None:
-        """Send one request: ``('step', weights|None, lam|None)`` (gradient of the waiting games with ``lam``
-        unless None, then one move in every game), ``('state',)``, ``('load', state)`` or ``('stop',)``."""
+        """Send one request: ``('step', lam|None)`` (gradient of the waiting games with ``lam`` unless None,
+        written into the shard's slot of the :class:`SharedExchange`, then one move in every game, with the
+        weights in its slot 0), ``('state',)``, ``('load', state)`` or ``('stop',)``."""
         try:
             self.conn.send(msg)
         except (BrokenPipeError, OSError) as exc:
             raise SelfPlayWorkerError(f"self-play worker {self.index} is gone ({exc})") from None
 
     def receive(self):
-        """The reply to the last request."""
+        """The reply to the last request (to a step: ``(ShardGradient with grad None | None, [(plies, points)
+        of the games finished], positions waiting)``; the gradient itself is in the shard's exchange slot)."""
         try:
             status, payload = self.conn.recv()
         except (EOFError, OSError):

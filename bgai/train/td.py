@@ -62,7 +62,7 @@ from bgai.train.selfplay import (
     GameSummary,
     RemoteShard,
     SelfPlayWorkerError,
-    flat_parameters,
+    SharedExchange,
     shard_bounds,
     unflatten,
 )
@@ -244,14 +244,18 @@ class SelfPlayTrainer:
             self.opt = torch.optim.SGD(net.parameters(), lr=td.lr)
         bounds = shard_bounds(td.parallel_games, td.workers)
         self.shards: list = []
+        # weights to the workers and their gradients back through shared memory (bgai.train.selfplay)
+        self._exchange = None
+        if processes and len(bounds) > 1:
+            self._exchange = SharedExchange(sum(p.numel() for p in net.parameters()), len(bounds))
+        self._published = False  # the shared weights are the network's (set again by every update)
         for k, (a, b) in enumerate(bounds):
             if k == 0 or not processes:
                 # shards in this process play with the trainer's network itself (views, no copies)
                 self.shards.append(GameShard(config, net, k, b - a))
             else:
-                self.shards.append(RemoteShard(config, net.spec, k, b - a))
+                self.shards.append(RemoteShard(config, net.spec, k, b - a, self._exchange))
         self._remote = [s for s in self.shards if isinstance(s, RemoteShard)]
-        self._weights_sent = False  # the workers' copies hold the current weights
         self._update_due = False  # enough finished positions wait: the next step starts with an update
         self.games = 0  # finished games
         self.steps = 0
@@ -266,10 +270,13 @@ class SelfPlayTrainer:
 
     # -- life cycle --
     def close(self) -> None:
-        """Stop the worker processes (idempotent)."""
+        """Stop the worker processes and free the shared memory (idempotent)."""
         for s in self._remote:
             s.close()
         self._remote = []
+        if self._exchange is not None:
+            self._exchange.close()
+            self._exchange = None
 
     def __enter__(self) -> "SelfPlayTrainer":
         return self
@@ -364,12 +371,6 @@ class SelfPlayTrainer:
         return linear_schedule(c.lam, c.lam_end, c.lam_decay_games, self.games)
 
     # -- one step --
-    def _weights_for_workers(self) -> np.ndarray | None:
-        if self._weights_sent or not self._remote:
-            return None
-        self._weights_sent = True
-        return flat_parameters(self.net)
-
     def _apply(self, parts: list, lr: float, lam: float) -> UpdateStats:
         """One optimiser step on the lambda-return error of the shards' waiting games (module docstring): the
         shards' gradients added in shard order, divided by the number of positions."""
@@ -387,7 +388,7 @@ class SelfPlayTrainer:
         for group in self.opt.param_groups:
             group["lr"] = lr
         self.opt.step()
-        self._weights_sent = False
+        self._published = False
         self.updates += 1
         self.positions_trained += positions
         return UpdateStats(positions, games, sum(p.sq_error for p in parts) / positions, lr, lam)
@@ -406,15 +407,20 @@ class SelfPlayTrainer:
         """
         due = self._update_due
         lr, lam = self.lr(), self.lam()
-        weights = self._weights_for_workers()
+        if self._exchange is not None and not self._published:
+            self._exchange.publish(self.net)
+            self._published = True
         for s in self._remote:
-            s.send("step", weights, lam if due else None)
+            s.send("step", lam if due else None)
         parts = []
         finished: list[GameSummary] = []
         waiting = 0
         for s in self.shards:
             if isinstance(s, RemoteShard):
                 grad, done, pending = s.receive()
+                if grad is not None:
+                    grad.grad = self._exchange.array[s.index]  # read (not kept) before the next step
+                done = [GameSummary(plies, points) for plies, points in done]
             else:
                 grad = s.gradient(lam) if due else None
                 done = [GameSummary(g.positions.shape[0], g.points) for g in s.play_step()]
@@ -466,7 +472,7 @@ class SelfPlayTrainer:
                     s.load_state_dict(sub)
             for s in self._remote:
                 s.receive()
-            self._weights_sent = False
+            self._published = False
             self._update_due = self._due(sum(sum(int(n) for n in sub["pending_lengths"]) for sub in state["shards"]))
             self.games = int(state["games"])
             self.steps = int(state["steps"])
