@@ -6,13 +6,17 @@ Prints, for the given config (default: the shipped one, configs/tdgammon.yaml):
 1. self-play **training** games per second (wall clock): the real trainer (move generation, encoding, 0-ply
    choice of every move of ``parallel_games`` games, TD(lambda) updates), after a warm-up, for ``--seconds``
    seconds, for each number of self-play processes in ``--workers`` (default: 1 and the config's), with the
-   config's network and with an 80-hidden one when the config's differs (the issue's reference figure);
+   config's network and with an 80-hidden one when the config's differs (the issue's reference figure), and the
+   CPU time it took (games per CPU-second of all its processes: on a busy machine the wall-clock rate of two
+   processes in lock-step suffers most); with ``--backend local ray`` also with the workers as Ray actors
+   (``td.backend: ray`` on a local Ray cluster of this machine's CPUs);
 2. network evaluations per second (one thread): bgai's encoder + network on a batch of positions from self-play, and
    ``gnubg_nn.probabilities(board, 0)`` (GNU Backgammon's 0-ply evaluator, one call per position, as its Python
    API offers) on the same positions, and the ratio.
 
 Usage: ``python scripts/bench_selfplay.py [--config configs/tdgammon.yaml] [--seconds 20] [--workers 1 2]
-[--profile]`` (``--profile`` prints where the time of a one-process trainer goes, by cProfile).
+[--backend local ray] [--profile]`` (``--profile`` prints where the time of a one-process trainer goes, by
+cProfile).
 """
 
 from __future__ import annotations
@@ -27,19 +31,35 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def selfplay_rate(cfg, seconds: float, warmup_steps: int = 100) -> tuple[float, float]:
-    """(games/s, positions trained/s) of the trainer on ``cfg``, wall clock, after ``warmup_steps`` steps."""
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds used so far by the processes ``pids`` (Linux ``/proc``; 0.0 elsewhere)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def selfplay_rate(cfg, seconds: float, warmup_steps: int = 100) -> tuple[float, float, float]:
+    """(games/s, positions trained/s, games per CPU-second of the trainer's processes, 0 when unknown: Ray) of
+    the trainer on ``cfg``, wall clock, after ``warmup_steps`` steps."""
     from bgai.train.td import SelfPlayTrainer
 
     with SelfPlayTrainer(cfg) as tr:
+        pids = [os.getpid()] + [s.proc.pid for s in tr._remote if hasattr(s, "proc")]
         for _ in range(warmup_steps):
             tr.step()
-        g0, p0 = tr.games, tr.positions_trained
+        g0, p0, c0 = tr.games, tr.positions_trained, cpu_seconds(pids)
         t0 = time.perf_counter()
         while time.perf_counter() - t0 < seconds:
             tr.step()
         dt = time.perf_counter() - t0
-        return (tr.games - g0) / dt, (tr.positions_trained - p0) / dt
+        cpu = cpu_seconds(pids) - c0 if len(pids) == cfg.td.workers else 0.0
+        return (tr.games - g0) / dt, (tr.positions_trained - p0) / dt, (tr.games - g0) / cpu if cpu > 0 else 0.0
 
 
 #: Parts of a training step, by the function that does them (cumulative time; they do not overlap).
@@ -74,6 +94,8 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, nargs="+", default=None,
                     help="self-play process counts to time (default: 1 and the config's)")
     ap.add_argument("--positions", type=int, default=20000)
+    ap.add_argument("--backend", nargs="+", choices=["local", "ray"], default=["local"],
+                    help="where the self-play workers run (td.backend); 'ray' starts a local Ray cluster")
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args(argv)
 
@@ -98,13 +120,21 @@ def main(argv=None) -> int:
           f"single-threaded (numpy BLAS limited via {how})")
 
     # 1. self-play training speed
+    if "ray" in args.backend:
+        from bgai.util import ray_backend
+
+        print(ray_backend.connect("auto", num_cpus=os.cpu_count()))
     hiddens = [cfg.model.hidden] + ([[80]] if cfg.model.hidden != [80] else [])
     for hidden in hiddens:
-        for w in workers:
-            c = load_config(args.config, [f"hidden={hidden}", f"workers={w}"])
-            gps, pps = selfplay_rate(c, args.seconds)
-            print(f"self-play training, hidden {hidden}, {w} process(es): {gps:8.1f} games/s  "
-                  f"({pps:,.0f} positions trained/s, TD updates included)")
+        for backend in args.backend:
+            for w in workers:
+                if backend == "ray" and w == 1:
+                    continue  # no worker: the same as local
+                c = load_config(args.config, [f"hidden={hidden}", f"workers={w}", f"backend={backend}"])
+                gps, pps, per_cpu = selfplay_rate(c, args.seconds)
+                cpu = f", {per_cpu:6.1f} games per CPU-s" if per_cpu else ""
+                print(f"self-play training, hidden {hidden}, {w} process(es), {backend}: {gps:8.1f} games/s  "
+                      f"({pps:,.0f} positions trained/s, TD updates included{cpu})")
 
     if args.profile:
         import cProfile

@@ -29,9 +29,9 @@ import atexit
 import contextlib
 import multiprocessing as mp
 import signal
-import uuid
 import threading
 import traceback
+import uuid
 import weakref
 from dataclasses import dataclass
 from multiprocessing import shared_memory
@@ -50,7 +50,7 @@ from bgai.train.targets import lambda_returns, terminal_targets
 from bgai.util.threads import limit_threads
 
 __all__ = ["FinishedGame", "GameSummary", "ShardGradient", "GameShard", "RemoteShard", "SelfPlayWorkerError", "SharedExchange",
-           "flat_parameters", "unflatten"]
+           "flat_parameters", "set_flat_parameters", "unflatten"]
 
 
 class SelfPlayWorkerError(RuntimeError):
@@ -104,6 +104,19 @@ def unflatten(flat: torch.Tensor, params: list[torch.Tensor]) -> list[torch.Tens
     if flat.numel() != sum(sizes):
         raise ValueError(f"parameter vector has {flat.numel()} values, the network {sum(sizes)}")
     return [part.view_as(p) for part, p in zip(torch.split(flat, sizes), params)]
+
+
+def set_flat_parameters(net: torch.nn.Module, flat: np.ndarray) -> None:
+    """Copy a :func:`flat_parameters` vector into ``net``'s parameters, in place (views of them stay valid, unlike
+    with ``torch.nn.utils.vector_to_parameters``, which rebinds them).
+
+    Raises:
+        ValueError: the vector's length is not the parameters' total size.
+    """
+    params = list(net.parameters())
+    with torch.no_grad():
+        for p, part in zip(params, unflatten(torch.from_numpy(np.asarray(flat, dtype=np.float32)), params)):
+            p.copy_(part)
 
 
 def shard_bounds(parallel_games: int, shards: int) -> list[tuple[int, int]]:

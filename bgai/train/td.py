@@ -57,15 +57,18 @@ from bgai.model.bundle import ModelBundle
 from bgai.model.features import Encoder, get_encoder
 from bgai.model.nets import NetSpec, ValueNet
 from bgai.train.config import TrainConfig
+from bgai.train.ray_selfplay import RayShard
 from bgai.train.selfplay import (
     GameShard,
     GameSummary,
     RemoteShard,
     SelfPlayWorkerError,
     SharedExchange,
+    flat_parameters,
     shard_bounds,
     unflatten,
 )
+from bgai.util import ray_backend
 from bgai.util.threads import limit_threads
 
 
@@ -244,18 +247,30 @@ class SelfPlayTrainer:
             self.opt = torch.optim.SGD(net.parameters(), lr=td.lr)
         bounds = shard_bounds(td.parallel_games, td.workers)
         self.shards: list = []
-        # weights to the workers and their gradients back through shared memory (bgai.train.selfplay)
+        # local workers: weights to them and their gradients back through shared memory (bgai.train.selfplay);
+        # Ray actors: the weights through the object store once per update (bgai.train.ray_selfplay)
         self._exchange = None
-        if processes and len(bounds) > 1:
+        on_ray = processes and len(bounds) > 1 and td.backend == "ray"
+        if on_ray:
+            ray_backend.connect(config.run.ray or "auto")  # BgaiError when ray is not installed
+        elif processes and len(bounds) > 1:
             self._exchange = SharedExchange(sum(p.numel() for p in net.parameters()), len(bounds))
-        self._published = False  # the shared weights are the network's (set again by every update)
-        for k, (a, b) in enumerate(bounds):
-            if k == 0 or not processes:
-                # shards in this process play with the trainer's network itself (views, no copies)
-                self.shards.append(GameShard(config, net, k, b - a))
-            else:
-                self.shards.append(RemoteShard(config, net.spec, k, b - a, self._exchange))
-        self._remote = [s for s in self.shards if isinstance(s, RemoteShard)]
+        self._published = False  # the workers hold the network's weights (False again after every update)
+        self._remote: list = []
+        try:
+            for k, (a, b) in enumerate(bounds):
+                if k == 0 or not processes:
+                    # shards in this process play with the trainer's network itself (views, no copies)
+                    self.shards.append(GameShard(config, net, k, b - a))
+                elif on_ray:
+                    self.shards.append(RayShard(config, net.spec, k, b - a))
+                else:
+                    self.shards.append(RemoteShard(config, net.spec, k, b - a, self._exchange))
+                if not isinstance(self.shards[-1], GameShard):
+                    self._remote.append(self.shards[-1])
+        except BaseException:
+            self.close()
+            raise
         self._update_due = False  # enough finished positions wait: the next step starts with an update
         self.games = 0  # finished games
         self.steps = 0
@@ -407,18 +422,17 @@ class SelfPlayTrainer:
         """
         due = self._update_due
         lr, lam = self.lr(), self.lam()
-        if self._exchange is not None and not self._published:
-            self._exchange.publish(self.net)
-            self._published = True
+        if self._remote and not self._published:
+            self._publish()
         for s in self._remote:
             s.send("step", lam if due else None)
         parts = []
         finished: list[GameSummary] = []
         waiting = 0
         for s in self.shards:
-            if isinstance(s, RemoteShard):
+            if not isinstance(s, GameShard):
                 grad, done, pending = s.receive()
-                if grad is not None:
+                if grad is not None and grad.grad is None:  # a local worker's: in shared memory
                     grad.grad = self._exchange.array[s.index]  # read (not kept) before the next step
                 done = [GameSummary(plies, points) for plies, points in done]
             else:
@@ -434,6 +448,18 @@ class SelfPlayTrainer:
         self._update_due = self._due(waiting)
         return TDStep(finished, stats)
 
+    def _publish(self) -> None:
+        """The network's weights to the workers: into the shared memory, or once into Ray's object store."""
+        if self._exchange is not None:
+            self._exchange.publish(self.net)
+        else:
+            import ray  # only Ray actors are left (the optional extra bgai[ray])
+
+            ref = ray.put(flat_parameters(self.net))
+            for s in self._remote:
+                s.weights = ref
+        self._published = True
+
     def _due(self, waiting: int) -> bool:
         return waiting > 0 and waiting >= self.config.td.min_update_states
 
@@ -442,7 +468,7 @@ class SelfPlayTrainer:
         """Everything needed to resume exactly: optimiser, counters and every shard's games and generator."""
         for s in self._remote:
             s.send("state")
-        shards = [s.receive() if isinstance(s, RemoteShard) else s.state_dict() for s in self.shards]
+        shards = [s.state_dict() if isinstance(s, GameShard) else s.receive() for s in self.shards]
         return {
             "format": STATE_FORMAT,
             "optimizer": self.opt.state_dict(),
@@ -466,10 +492,10 @@ class SelfPlayTrainer:
         try:
             self.opt.load_state_dict(state["optimizer"])
             for s, sub in zip(self.shards, state["shards"], strict=True):
-                if isinstance(s, RemoteShard):
-                    s.send("load", sub)
-                else:
+                if isinstance(s, GameShard):
                     s.load_state_dict(sub)
+                else:
+                    s.send("load", sub)
             for s in self._remote:
                 s.receive()
             self._published = False
