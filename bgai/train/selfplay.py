@@ -41,8 +41,9 @@ import torch
 from torch.nn.utils import parameters_to_vector
 
 from bgai.agents.neural import NeuralAgent
-from bgai.core.board import flip, result_kind, starting_board
+from bgai.core.board import flip, starting_board
 from bgai.core.movegen import afterstates
+from bgai.game.play import finish_games, roll_dice
 from bgai.model.features import get_encoder
 from bgai.model.nets import NetSpec, ValueNet
 from bgai.train.config import TrainConfig
@@ -153,17 +154,7 @@ class GameShard:
         self.pending: list[FinishedGame] = []
 
     # -- self-play --
-    def _roll(self) -> np.ndarray:
-        n = self.boards.shape[0]
-        dice = self.rng.integers(1, 7, size=(n, 2))
-        redo = self.first & (dice[:, 0] == dice[:, 1])
-        while redo.any():  # the opening roll is two different numbers
-            idx = np.flatnonzero(redo)
-            dice[idx] = self.rng.integers(1, 7, size=(idx.size, 2))
-            redo[idx] = dice[idx, 0] == dice[idx, 1]
-        return dice
-
-    def choose(self, boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def choose(self, boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """0-ply greedy plays (:meth:`bgai.agents.neural.NeuralAgent.pick_0ply`), with probability
         ``config.td.exploration`` a uniformly random legal play instead.
 
@@ -172,7 +163,8 @@ class GameShard:
             dice: ``(N, 2)`` int.
 
         Returns:
-            ``(next positions (N, 2, 25) int8 with the opponent on roll, mover_won (N,) bool)``.
+            ``(next positions (N, 2, 25) int8 with the opponent on roll, mover_won (N,) bool, points (N,) int8
+            the result kind of the games won, 0 elsewhere)`` (:func:`bgai.game.play.finish_games`).
         """
         n = boards.shape[0]
         u = self.rng.random((n, 2)) if self.exploration > 0 else None
@@ -184,21 +176,18 @@ class GameShard:
                 starts = np.searchsorted(src, np.arange(n), side="left")
                 counts = np.diff(np.append(starts, src.size))
                 best[explore] = starts[explore] + (u[explore, 1] * counts[explore]).astype(np.int64)
-        won = after[best, 0].sum(axis=1, dtype=np.int16) == 0
-        return flip(after[best]), won
+        chosen = after[best]
+        won, points = finish_games(chosen)
+        return flip(chosen), won, points
 
     def play_step(self) -> list[FinishedGame]:
         """One move in every game; finished games are kept for the next :meth:`gradient`, returned, and their
         slots restarted from the starting position."""
-        dice = self._roll()
-        nxt, won = self.choose(self.boards, dice)
+        dice = roll_dice(self.rng, self.first)  # the game loop's rule: opening rolls are never doubles
+        nxt, won, points = self.choose(self.boards, dice)
         self.first[:] = False
-        finished: list[FinishedGame] = []
         done = np.flatnonzero(won)
-        if done.size:
-            _, points = result_kind(nxt[done])  # the mover (row 1 of nxt) has borne off all
-            for k, i in enumerate(done):
-                finished.append(FinishedGame(self.traj[i, : self.lengths[i]].copy(), int(points[k])))
+        finished = [FinishedGame(self.traj[i, : self.lengths[i]].copy(), int(points[i])) for i in done]
         live = np.flatnonzero(~won)
         if live.size:
             if int(self.lengths[live].max()) >= self.traj.shape[1]:
