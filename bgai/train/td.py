@@ -41,6 +41,11 @@ gradients use every core.  Each shard draws its dice, opening rolls and explorat
 seeded from the run's seed and the shard's index, in a fixed order per step; the shards' gradients are added in
 shard order.  So a run depends on the seed and the number of workers only, and can be checkpointed and resumed
 exactly (:meth:`SelfPlayTrainer.state_dict`).
+
+The workers are local processes (``td.backend: local``; weights and gradients through shared memory,
+:class:`bgai.train.selfplay.SharedExchange`) or Ray actors (``td.backend: ray``, :mod:`bgai.train.ray_selfplay`;
+the weights through Ray's object store once per update).  Both give the same run, bit for bit: the backend
+changes where a shard runs, never what it computes.
 """
 
 from __future__ import annotations
@@ -216,13 +221,15 @@ class SelfPlayTrainer:
     its own random stream, so a run is determined by the seed and the number of workers. The main entry point is
     :meth:`step` (an update from the games that finished in earlier steps, when enough of their positions wait, and
     one move in every parallel game); :meth:`state_dict` / :meth:`load_state_dict` capture everything needed to
-    resume exactly. Call :meth:`close` (or use the trainer as a context manager) to stop the worker processes. Every
+    resume exactly. Call :meth:`close` (or use the trainer as a context manager) to stop the worker processes (or
+    Ray actors, with ``config.td.backend == 'ray'``: :mod:`bgai.train.ray_selfplay`). Every
     process, this one included (:func:`bgai.util.threads.limit_threads`), runs torch and BLAS single-threaded. Worker
     processes are started with ``multiprocessing``'s ``spawn`` method, which imports the main script: a script that
     makes a trainer with ``workers > 1`` must do so under ``if __name__ == "__main__":``.
 
     Raises:
-        SelfPlayWorkerError: a worker process failed (from any method that talks to the workers).
+        SelfPlayWorkerError: a worker process or Ray actor failed (from any method that talks to the workers).
+        BgaiError: ``td.backend: ray`` without the ray package, or a Ray cluster that cannot be joined.
     """
 
     algorithm = "td"
