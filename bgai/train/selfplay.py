@@ -214,21 +214,68 @@ class GameShard:
         """Gradient of ``sum_t 0.5 * ||V(s_t) - G_t||^2`` over the waiting games' positions (lambda-returns
         ``G_t`` with ``lam``, targets held constant), computed with the network's current weights; the waiting
         games are then dropped."""
-        params = list(self.net.parameters())
         games, self.pending = self.pending, []
         if not games:
-            zero = np.zeros(sum(p.numel() for p in params), dtype=np.float32)
+            zero = np.zeros(sum(p.numel() for p in self.net.parameters()), dtype=np.float32)
             return ShardGradient(zero, 0.0, 0, 0)
         lengths = np.array([g.positions.shape[0] for g in games], dtype=np.int64)
         positions = np.concatenate([g.positions for g in games])
         outcomes = terminal_targets(np.array([g.points for g in games]))
-        x = torch.from_numpy(self.encoder(positions))
-        v = self.net(x)
-        targets = lambda_returns(v.detach().numpy(), lengths, outcomes, lam)
-        sq = ((v - torch.from_numpy(targets)) ** 2).sum()
-        grads = torch.autograd.grad(0.5 * sq, params)
-        flat = parameters_to_vector(grads).numpy()
-        return ShardGradient(flat, float(sq.detach()), int(lengths.sum()), len(games))
+        x = self.encoder(positions)
+        hidden, v = self._forward(x)
+        targets = lambda_returns(v, lengths, outcomes, lam)
+        flat, sq = self._backward(x, hidden, v, targets)
+        return ShardGradient(flat, sq, int(lengths.sum()), len(games))
+
+    def _layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``(weight (out, in), bias (out,))`` float32 numpy views of the network's linear layers, in order."""
+        lin = [m for m in self.net.body if isinstance(m, torch.nn.Linear)]
+        return [(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in lin]
+
+    def _forward(self, x: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+        """The network on ``x`` ``(N, F)`` float32 in numpy: ``(hidden activations per hidden layer, outputs (N, 5))``
+        (the same function as ``ValueNet.forward``; float32, matrix products by numpy's BLAS)."""
+        layers = self._layers()
+        relu = self.net.spec.activation == "relu"
+        hidden = []
+        h = x
+        for i, (w, b) in enumerate(layers):
+            z = h @ w.T
+            z += b
+            t = torch.from_numpy(z)
+            if i < len(layers) - 1 and relu:
+                torch.relu_(t)
+            else:
+                torch.sigmoid_(t)
+            if i < len(layers) - 1:
+                hidden.append(z)
+            h = z
+        return hidden, h
+
+    def _backward(self, x, hidden, v, targets) -> tuple[np.ndarray, float]:
+        """Gradient ``(P,)`` float32 (:func:`flat_parameters` order) of ``sum 0.5 * ||v - targets||^2`` with the
+        targets held constant, by backpropagation through :meth:`_forward`'s layers, and the summed squared
+        error.  Sigmoid outputs: ``dL/dz = (v - G) v (1 - v)``; a hidden layer's ``h (1 - h)`` (sigmoid) or
+        ``[h > 0]`` (relu)."""
+        layers = self._layers()
+        relu = self.net.spec.activation == "relu"
+        err = v - targets
+        sq = float(np.dot(err.ravel(), err.ravel()))
+        d = err * v * (1.0 - v)  # dL/dz of the output layer
+        sizes = [w.size + b.size for w, b in layers]
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        flat = np.empty(int(offsets[-1]), dtype=np.float32)
+        inputs = [x] + hidden
+        for i in range(len(layers) - 1, -1, -1):
+            w, b = layers[i]
+            o = int(offsets[i])
+            np.matmul(d.T, inputs[i], out=flat[o : o + w.size].reshape(w.shape))
+            np.sum(d, axis=0, out=flat[o + w.size : o + w.size + b.size])
+            if i > 0:
+                h = inputs[i]
+                d = d @ w
+                d *= (h > 0) if relu else h * (1.0 - h)
+        return flat, sq
 
     # -- checkpoint state --
     def state_dict(self) -> dict:
