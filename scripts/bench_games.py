@@ -7,7 +7,9 @@ Both sides play pubeval vs pubeval on the same dice (game g uses ``bgai.game.pla
   move generator and pubeval) in a Python loop, in 1 and 2 processes.
 
 Since both sides play the same deterministic bot on the same dice, the games should be identical except where
-two plays tie on pubeval score; the script prints how many results agree.  Usage::
+two plays tie on pubeval score; the script prints how many results agree.  CPU seconds count this process and
+its worker processes (``RUSAGE_CHILDREN`` after they are joined), start-up included: on a loaded machine the CPU
+ratio is steadier than the wall-clock one.  Usage::
 
     python scripts/bench_games.py [--games 2000] [--seed 1]
 """
@@ -16,9 +18,16 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import resource
 import time
 
 import numpy as np
+
+
+def cpu_all() -> float:
+    """CPU seconds (user + system) of this process and of its finished (reaped) child processes."""
+    me, ch = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + ch.ru_utime + ch.ru_stime
 
 
 def gnubg_game(args) -> tuple[int, int, int]:
@@ -63,31 +72,36 @@ def gnubg_game(args) -> tuple[int, int, int]:
 
 
 def run_gnubg(games: int, seed: int, workers: int):
-    """Play the games through gnubg_nn; returns (wall seconds, CPU seconds of this process, results (G, 3))."""
+    """Play the games through gnubg_nn; returns (wall seconds, CPU seconds of this process and its worker
+    processes, results (G, 3))."""
     jobs = [(seed, g) for g in range(games)]
-    t0, c0 = time.perf_counter(), time.process_time()
+    t0, c0 = time.perf_counter(), cpu_all()
     if workers == 1:
         out = [gnubg_game(j) for j in jobs]
     else:
-        with mp.get_context("spawn").Pool(workers) as pool:  # start-up counted, as in bgai's evaluate()
-            out = pool.map(gnubg_game, jobs, chunksize=50)
-    return time.perf_counter() - t0, time.process_time() - c0, np.array(out)
+        pool = mp.get_context("spawn").Pool(workers)  # start-up counted, as in bgai's evaluate()
+        out = pool.map(gnubg_game, jobs, chunksize=50)
+        pool.close()
+        pool.join()  # workers reaped: their CPU time is in RUSAGE_CHILDREN
+    return time.perf_counter() - t0, cpu_all() - c0, np.array(out)
 
 
 def run_bgai(games: int, seed: int, workers: int):
-    """Play the games with bgai's runner; returns (wall seconds, CPU seconds of this process, results or None)."""
+    """Play the games with bgai's runner; returns (wall seconds, CPU seconds of this process and its worker
+    processes, results or None)."""
     from bgai.agents.pubeval import PubevalAgent
     from bgai.evaluate.series import CHUNK_GAMES, evaluate, play_unit
 
     if workers == 1:
         agent = PubevalAgent()
-        t0, c0 = time.perf_counter(), time.process_time()
+        t0, c0 = time.perf_counter(), cpu_all()
         parts = [
             play_unit((agent, agent), seed, u, games, CHUNK_GAMES, False) for u in range(-(-games // CHUNK_GAMES))
         ]
-        return time.perf_counter() - t0, time.process_time() - c0, parts
+        return time.perf_counter() - t0, cpu_all() - c0, parts
+    c0 = cpu_all()
     report = evaluate("pubeval", "pubeval", games, seed, workers=workers, duplicate=False)
-    return report.seconds, float("nan"), None
+    return report.seconds, cpu_all() - c0, None
 
 
 def main() -> None:
@@ -106,8 +120,8 @@ def main() -> None:
     t_b1, c_b1 = min(r[0] for r in b1), min(r[1] for r in b1)
     t_g1, c_g1 = min(r[0] for r in g1), min(r[1] for r in g1)
     parts, ref = b1[0][2], g1[0][2]
-    t_b2 = run_bgai(n, args.seed, 2)[0]
-    t_g2 = run_gnubg(n, args.seed, 2)[0]
+    t_b2, c_b2, _ = run_bgai(n, args.seed, 2)
+    t_g2, c_g2, _ = run_gnubg(n, args.seed, 2)
 
     # the batched run alternates A's seat, so compare by seat: seat that won, points, plies
     winner = np.concatenate([p.winner for p in parts])
@@ -121,11 +135,12 @@ def main() -> None:
     print(f"{'':38}{'games/s':>10}{'wall s':>9}{'CPU s':>9}")
     print(f"{'bgai batched runner, 1 process':38}{n / t_b1:10.1f}{t_b1:9.2f}{c_b1:9.2f}")
     print(f"{'gnubg_nn.pub_best_move loop, 1 process':38}{n / t_g1:10.1f}{t_g1:9.2f}{c_g1:9.2f}")
-    print(f"{'bgai batched runner, 2 workers':38}{n / t_b2:10.1f}{t_b2:9.2f}")
-    print(f"{'gnubg_nn.pub_best_move loop, 2 processes':38}{n / t_g2:10.1f}{t_g2:9.2f}")
+    print(f"{'bgai batched runner, 2 workers':38}{n / t_b2:10.1f}{t_b2:9.2f}{c_b2:9.2f}")
+    print(f"{'gnubg_nn.pub_best_move loop, 2 processes':38}{n / t_g2:10.1f}{t_g2:9.2f}{c_g2:9.2f}")
     print(
         f"ratio bgai / gnubg-nn loop: {t_g1 / t_b1:.2f}x wall, {c_g1 / c_b1:.2f}x CPU (1 process); "
-        f"{t_g2 / t_b2:.2f}x (2 processes each); bgai 2 workers vs the 1-process loop: {t_g1 / t_b2:.2f}x"
+        f"{t_g2 / t_b2:.2f}x wall, {c_g2 / c_b2:.2f}x CPU (2 processes each, start-up included); "
+        f"bgai 2 workers vs the 1-process loop: {t_g1 / t_b2:.2f}x"
     )
     print(f"identical game results (winner seat, points, plies): {int(same.sum())} / {n}")
 

@@ -1,20 +1,33 @@
-"""Units per second of two heavy jobs on the local process pool and on Ray, with 1 and 2 workers, in one run.
+"""Units per second of three heavy jobs on the local process pool and on Ray, with 1 and 2 workers, in one run.
 
-    PYTHONPATH=. python scripts/bench_scale.py [--label-shards 4 --label-games 4] [--eval-units 8 --eval-games 200]
+    PYTHONPATH=. python scripts/bench_scale.py [--jobs rollout,eval,label] [--repeat 3]
+        [--rollout-units 8 --rollout-trials 36] [--eval-units 8 --eval-games 1000] [--label-shards 4 --label-games 4]
 
-Jobs: a label job (``bgai label --kind ply1`` shards of the shipped model: the rollout-like job while
-bgai.analysis.rollout is not in the tree) and an evaluation (pubeval vs racer, duplicate dice).  Each runs
-through :func:`bgai.util.parallel.run_units` with ``backend='local'`` (1 worker = this process; 2 = spawned
-processes) and ``backend='ray'`` (a local Ray cluster of ``--cpus`` CPUs started here, one actor per worker);
-the results are checked to be equal on both backends.  Also: Ray's overhead per unit (no-op units through one
-actor, milliseconds), and the efficiency ray(2) / local(2) in units per second (target >= 0.9 for units of a
-second or more).  Times include starting the workers and building their context (as a command sees them).
+Jobs, each through :func:`bgai.util.parallel.run_units` exactly as the commands run them:
+
+* rollout: ``bgai rollout`` of a crashed position with the shipped model at 0-ply, variance reduction on; a unit
+  is a range of ``--rollout-trials`` trials (:func:`bgai.analysis.rollout.run_rollout_unit`; the model spec, the
+  position and the settings travel once per job);
+* eval: ``bgai eval pubeval racer`` (duplicate dice), a unit is ``--eval-games`` games (1000: the largest unit a
+  series makes, about a second or more per unit);
+* label: ``bgai label --kind ply1`` shards of the shipped model.
+
+Each runs with ``backend='local'`` (1 worker = this process; 2 = spawned processes) and ``backend='ray'`` (a local
+Ray cluster of ``--cpus`` CPUs started here, one actor per worker); the results are checked to be equal on every
+backend and worker count.  This process runs single-threaded (torch and BLAS), as the workers do.  Times include
+starting the workers and building their context (as a command sees them); with ``--repeat R`` each configuration
+runs R times and the median is used.  Printed per job: seconds per unit (local, 1 worker), units per second for
+each configuration, Ray's overhead per unit (Ray 1 actor minus local 1 process, wall milliseconds per unit, start
+included), the efficiency Ray 2 workers / local 2 workers
+(target >= 0.9 for units of a second or more) and the same with the start-up of each backend taken out.  Also the
+round trip of a no-op unit through a Ray actor and through the local pool (start-up excluded).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -22,10 +35,16 @@ import time
 import numpy as np
 
 from bgai.agents.registry import resolve_spec
+from bgai.analysis.rollout import rollout_context, run_rollout_unit
+from bgai.core.position_id import decode_position_id
 from bgai.evaluate.series import build_agents, run_play_unit
 from bgai.train.labels import LabelSettings, label_context, run_label_unit
 from bgai.util import ray_backend
 from bgai.util.parallel import run_units
+from bgai.util.threads import limit_threads
+
+#: A crashed position (the rollout tests' ``CRASHED``).
+ROLLOUT_POSITION = "fw8AAOHNjgEBCA"
 
 
 def noop(context, unit):
@@ -49,49 +68,73 @@ def same(a, b) -> bool:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--jobs", default="rollout,eval,label", help="comma-separated: rollout, eval, label")
+    p.add_argument("--repeat", type=int, default=1, help="runs per configuration (median reported)")
+    p.add_argument("--rollout-units", type=int, default=8)
+    p.add_argument("--rollout-trials", type=int, default=36, help="trials per rollout unit")
+    p.add_argument("--eval-units", type=int, default=8)
+    p.add_argument("--eval-games", type=int, default=1000, help="games per evaluation unit")
     p.add_argument("--label-shards", type=int, default=4)
     p.add_argument("--label-games", type=int, default=4, help="self-play games per label shard")
-    p.add_argument("--eval-units", type=int, default=8)
-    p.add_argument("--eval-games", type=int, default=200, help="games per evaluation unit")
     p.add_argument("--noop-units", type=int, default=300)
     p.add_argument("--cpus", type=int, default=2, help="CPUs of the local Ray cluster")
     args = p.parse_args()
+    wanted = [j.strip() for j in args.jobs.split(",") if j.strip()]
     ray_backend.connect("auto", num_cpus=args.cpus)
-    settings = LabelSettings(model=resolve_spec("default"), kind="ply1", seed=1, games_per_shard=args.label_games,
-                             keep=0.25)
-    n = args.eval_units * args.eval_games
-    jobs = {
-        "label (ply1 shard)": (run_label_unit, list(range(args.label_shards)), label_context, (settings,)),
-        "eval (pubeval-racer)": (run_play_unit, [(3, u, n, args.eval_games, True) for u in range(args.eval_units)],
-                                 build_agents, ("pubeval", "racer", False)),
-    }
+    limit_threads(1)  # this process as a worker: one torch / BLAS thread (as bgai rollout does with 1 worker)
+    model = resolve_spec("default")
+    jobs = {}
+    if "rollout" in wanted:
+        roots = decode_position_id(ROLLOUT_POSITION)[None].astype(np.int8)
+        kw = {"seed": 1, "truncate": None, "variance_reduction": True}
+        k = args.rollout_trials
+        jobs["rollout (0-ply, VR)"] = (run_rollout_unit, [(u * k, (u + 1) * k) for u in range(args.rollout_units)],
+                                       rollout_context, (model, 0, roots, kw))
+    if "eval" in wanted:
+        n = args.eval_units * args.eval_games
+        units = [(3, u, n, args.eval_games, True) for u in range(args.eval_units)]
+        jobs["eval (pubeval-racer)"] = (run_play_unit, units, build_agents, ("pubeval", "racer", False))
+    if "label" in wanted:
+        settings = LabelSettings(model=model, kind="ply1", seed=1, games_per_shard=args.label_games, keep=0.25)
+        jobs["label (ply1 shard)"] = (run_label_unit, list(range(args.label_shards)), label_context, (settings,))
     rows = []
     for name, (fn, units, setup, setup_args) in jobs.items():
         times, ref = {}, None
         for backend in ("local", "ray"):
             for w in (1, 2):
-                sec, res = timed(fn, units, workers=w, backend=backend, setup=setup, setup_args=setup_args)
-                ref = ref or res
-                assert all(same(x, y) for x, y in zip(ref, res)), f"{name}: {backend} x{w} differs"
-                times[backend, w] = sec
-        per_unit = times["local", 1] / len(units)
-        start = {b: timed(noop, [0, 1], workers=2, backend=b, setup=setup, setup_args=setup_args)[0]
+                runs = []
+                for _ in range(args.repeat):
+                    sec, res = timed(fn, units, workers=w, backend=backend, setup=setup, setup_args=setup_args)
+                    ref = ref or res
+                    assert all(same(x, y) for x, y in zip(ref, res)), f"{name}: {backend} x{w} differs"
+                    runs.append(sec)
+                times[backend, w] = statistics.median(runs)
+                each = ", ".join(f"{r:.2f}" for r in runs)
+                print(f"  {name} {backend} x{w}: {times[backend, w]:.2f} s (runs {each})", file=sys.stderr, flush=True)
+        start = {b: statistics.median(timed(noop, [0, 1], workers=2, backend=b, setup=setup, setup_args=setup_args)[0]
+                                      for _ in range(args.repeat))
                  for b in ("local", "ray")}  # starting 2 workers and building their context
-        steady = (len(units) / (times["ray", 2] - start["ray"])) / (len(units) / (times["local", 2] - start["local"]))
-        rows.append((name, len(units), per_unit, {k: len(units) / v for k, v in times.items()}, start, steady))
+        steady = (times["local", 2] - start["local"]) / (times["ray", 2] - start["ray"])
+        overhead_ms = 1000 * (times["ray", 1] - times["local", 1]) / len(units)
+        rows.append((name, len(units), times["local", 1] / len(units), {k: len(units) / v for k, v in times.items()},
+                     overhead_ms, start, steady))
     noop_units = list(range(args.noop_units))
-    t_ray, _ = timed(noop, noop_units, workers=1, backend="ray")
-    t_loc, _ = timed(noop, noop_units, workers=2, backend="local")
-    print(f"{'job':<22}{'units':>6}{'s/unit':>8}{'local1':>9}{'local2':>9}{'ray1':>9}{'ray2':>9}{'ray2/local2':>13}"
-          f"{'start l/r s':>13}{'steady eff':>11}")
-    for name, k, per_unit, ups, start, steady in rows:
-        print(f"{name:<22}{k:>6}{per_unit:>8.2f}{ups['local', 1]:>9.2f}{ups['local', 2]:>9.2f}{ups['ray', 1]:>9.2f}"
-              f"{ups['ray', 2]:>9.2f}{ups['ray', 2] / ups['local', 2]:>13.2f}"
+    rt = {}
+    for b, w in (("ray", 1), ("local", 2)):
+        full, _ = timed(noop, noop_units, workers=w, backend=b)
+        empty, _ = timed(noop, [0] * w, workers=w, backend=b)
+        rt[b] = 1000 * (full - empty) / (len(noop_units) - w)
+    print(f"{'job':<22}{'units':>6}{'s/unit':>8}{'local1':>9}{'local2':>9}{'ray1':>9}{'ray2':>9}{'ray ovh ms':>11}"
+          f"{'eff r2/l2':>10}{'start l/r s':>13}{'steady eff':>11}")
+    for name, k, per_unit, ups, ovh, start, steady in rows:
+        print(f"{name:<22}{k:>6}{per_unit:>8.2f}{ups['local', 1]:>9.3f}{ups['local', 2]:>9.3f}{ups['ray', 1]:>9.3f}"
+              f"{ups['ray', 2]:>9.3f}{ovh:>11.0f}{ups['ray', 2] / ups['local', 2]:>10.2f}"
               f"{start['local']:>6.2f} /{start['ray']:>5.2f}{steady:>11.2f}")
-    print("units/s for local1 .. ray2 (whole job, workers started and context built included); start: seconds to start 2 "
-          "workers and build their context; steady eff: ray2 / local2 with the start taken out")
-    print(f"overhead per unit, no-op units ({args.noop_units}, incl. start): Ray 1 actor {1000 * t_ray / len(noop_units):.1f} "
-          f"ms; local pool 2 processes {1000 * t_loc / len(noop_units):.1f} ms")
+    print("local1 .. ray2: units/s of the whole job (workers started and context built included; median of "
+          f"{args.repeat}); ray ovh: (ray1 - local1) wall ms per unit; eff: ray2 / local2 units/s; start: seconds "
+          "to start 2 workers and build their context; steady eff: eff with each backend's start taken out")
+    print(f"no-op unit round trip (start excluded, {args.noop_units} units): Ray 1 actor {rt['ray']:.2f} ms; "
+          f"local pool 2 processes {rt['local']:.2f} ms")
     print(f"cpus: {os.cpu_count()} on this machine, {ray_backend.cluster_cpus()} in the Ray cluster; "
           f"python {sys.version.split()[0]}; tmp {tempfile.gettempdir()}")
     return 0

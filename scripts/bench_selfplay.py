@@ -6,17 +6,18 @@ Prints, for the given config (default: the shipped one, configs/tdgammon.yaml):
 1. self-play **training** games per second (wall clock): the real trainer (move generation, encoding, 0-ply
    choice of every move of ``parallel_games`` games, TD(lambda) updates), after a warm-up, for ``--seconds``
    seconds, for each number of self-play processes in ``--workers`` (default: 1 and the config's), with the
-   config's network and with an 80-hidden one when the config's differs (the issue's reference figure), and the
-   CPU time it took (games per CPU-second of all its processes: on a busy machine the wall-clock rate of two
-   processes in lock-step suffers most); with ``--backend local ray`` also with the workers as Ray actors
-   (``td.backend: ray`` on a local Ray cluster of this machine's CPUs);
+   config's network and with an 80-hidden one when the config's differs (the issue's reference figure);
+   beside the reference of the speed issue, measured in the same run just before: Open Sage's C++ self-play
+   trainer ``bgbot_cpp.td_train`` (PyPI ``bgsage``, one thread, TD(0), Tesauro's inputs) at the same hidden size
+   (80 and 128 hidden units), and the ratios bgai / bgsage for 1 and 2 processes (skipped, with a message, when
+   bgsage is not installed: ``pip install 'bgai[bgsage]'``); with ``--backend local ray``
+   also with the workers as Ray actors (``td.backend: ray`` on a local Ray cluster of this machine's CPUs);
 2. network evaluations per second (one thread): bgai's encoder + network on a batch of positions from self-play, and
    ``gnubg_nn.probabilities(board, 0)`` (GNU Backgammon's 0-ply evaluator, one call per position, as its Python
    API offers) on the same positions, and the ratio.
 
 Usage: ``python scripts/bench_selfplay.py [--config configs/tdgammon.yaml] [--seconds 20] [--workers 1 2]
-[--backend local ray] [--profile]`` (``--profile`` prints where the time of a one-process trainer goes, by
-cProfile).
+[--backend local ray] [--profile]`` (``--profile`` prints where the time of a one-process trainer goes, by cProfile).
 """
 
 from __future__ import annotations
@@ -31,35 +32,52 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU seconds used so far by the processes ``pids`` (Linux ``/proc``; 0.0 elsewhere)."""
-    total = 0.0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            return 0.0
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
-
-
 def selfplay_rate(cfg, seconds: float, warmup_steps: int = 100) -> tuple[float, float, float]:
-    """(games/s, positions trained/s, games per CPU-second of the trainer's processes, 0 when unknown: Ray) of
-    the trainer on ``cfg``, wall clock, after ``warmup_steps`` steps."""
+    """(games/s, positions trained/s, games per CPU second of this process) of the trainer on ``cfg``, wall clock,
+    after ``warmup_steps`` steps (the CPU figure counts the whole work only with one process: ``workers: 1``)."""
     from bgai.train.td import SelfPlayTrainer
 
     with SelfPlayTrainer(cfg) as tr:
-        pids = [os.getpid()] + [s.proc.pid for s in tr._remote if hasattr(s, "proc")]
         for _ in range(warmup_steps):
             tr.step()
-        g0, p0, c0 = tr.games, tr.positions_trained, cpu_seconds(pids)
-        t0 = time.perf_counter()
+        g0, p0 = tr.games, tr.positions_trained
+        t0, c0 = time.perf_counter(), time.process_time()
         while time.perf_counter() - t0 < seconds:
             tr.step()
-        dt = time.perf_counter() - t0
-        cpu = cpu_seconds(pids) - c0 if len(pids) == cfg.td.workers else 0.0
-        return (tr.games - g0) / dt, (tr.positions_trained - p0) / dt, (tr.games - g0) / cpu if cpu > 0 else 0.0
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+        return (tr.games - g0) / dt, (tr.positions_trained - p0) / dt, (tr.games - g0) / max(cpu, 1e-9)
+
+
+def bgsage_td_rate(hidden: int, seconds: float, warmup_games: int = 200) -> tuple[float, float] | None:
+    """(games/s wall clock, games per CPU second) of Open Sage's single-thread C++ TD trainer ``bgbot_cpp.td_train``
+    with ``hidden`` hidden units, from fresh weights: a warm-up of ``warmup_games`` games sizes one timed run of
+    about ``seconds`` seconds.  None when bgsage is not installed.  Its weight files go to a temporary folder and
+    its progress lines (printed by the C++ code on file descriptor 1) are discarded."""
+    try:
+        import bgbot_cpp
+    except ImportError:
+        return None
+    import tempfile
+
+    def run(n: int, folder: str) -> tuple[float, float]:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            try:
+                t0, c0 = time.perf_counter(), time.process_time()
+                bgbot_cpp.td_train(n_games=n, n_hidden=hidden, seed=1, benchmark_interval=10**9,
+                                   model_name="bench", models_dir=folder)
+                return time.perf_counter() - t0, time.process_time() - c0
+            finally:
+                os.dup2(saved, 1)
+                os.close(saved)
+
+    with tempfile.TemporaryDirectory() as folder:
+        wall, _ = run(warmup_games, folder)
+        n = max(warmup_games, int(seconds * warmup_games / max(wall, 1e-9)))
+        wall, cpu = run(n, folder)
+    return n / wall, n / max(cpu, 1e-9)
 
 
 #: Parts of a training step, by the function that does them (cumulative time; they do not overlap).
@@ -104,6 +122,7 @@ def main(argv=None) -> int:
     from bgai.model.nets import FastForward, NetSpec, ValueNet
     from bgai.train.config import load_config
     from bgai.train.td import SelfPlayTrainer
+    from bgai.util import ray_backend
     from bgai.util.threads import limit_threads
 
     how = limit_threads(1)
@@ -119,22 +138,44 @@ def main(argv=None) -> int:
           f"parallel_games {cfg.td.parallel_games}, workers {cfg.td.workers}; cpus {os.cpu_count()}; every process "
           f"single-threaded (numpy BLAS limited via {how})")
 
-    # 1. self-play training speed
-    if "ray" in args.backend:
-        from bgai.util import ray_backend
-
-        print(ray_backend.connect("auto", num_cpus=os.cpu_count()))
+    # 1. self-play training speed, each hidden size just after bgsage's td_train at that size
     hiddens = [cfg.model.hidden] + ([[80]] if cfg.model.hidden != [80] else [])
+    table = []
     for hidden in hiddens:
-        for backend in args.backend:
-            for w in workers:
-                if backend == "ray" and w == 1:
-                    continue  # no worker: the same as local
-                c = load_config(args.config, [f"hidden={hidden}", f"workers={w}", f"backend={backend}"])
-                gps, pps, per_cpu = selfplay_rate(c, args.seconds)
-                cpu = f", {per_cpu:6.1f} games per CPU-s" if per_cpu else ""
-                print(f"self-play training, hidden {hidden}, {w} process(es), {backend}: {gps:8.1f} games/s  "
-                      f"({pps:,.0f} positions trained/s, TD updates included{cpu})")
+        ref = bgsage_td_rate(hidden[0], args.seconds) if len(hidden) == 1 else None
+        if ref is not None:
+            print(f"bgsage td_train (C++, one thread, TD(0)), hidden {hidden[0]}: {ref[0]:8.1f} games/s "
+                  f"({ref[1]:,.0f} games per CPU second)")
+        row = {}
+        for w in workers:
+            c = load_config(args.config, [f"hidden={hidden}", f"workers={w}"])
+            gps, pps, gpc = selfplay_rate(c, args.seconds)
+            row[w] = gps
+            if w == 1:
+                row["cpu"] = gpc
+            print(f"self-play training, hidden {hidden}, {w} process(es): {gps:8.1f} games/s  "
+                  f"({pps:,.0f} positions trained/s, TD updates included)")
+        for w in workers if "ray" in args.backend else []:
+            if w > 1:  # workers - 1 Ray actors (one worker: none, the same as local)
+                ray_backend.connect("auto", num_cpus=os.cpu_count())
+                c = load_config(args.config, [f"hidden={hidden}", f"workers={w}", "backend=ray"])
+                gps, pps, _ = selfplay_rate(c, args.seconds)
+                print(f"self-play training, hidden {hidden}, {w} process(es), workers on Ray: {gps:8.1f} games/s  "
+                      f"({pps:,.0f} positions trained/s, TD updates included)")
+        table.append((hidden, row, ref))
+    if all(ref is None for _, _, ref in table):
+        print("bgsage not installed (pip install 'bgai[bgsage]'): no td_train reference figure")
+    else:
+        print("self-play training, games/s (wall clock, this run; on a busy machine the wall-clock ratios follow the "
+              "load, the per-CPU-second one does not):")
+        print("  hidden  " + "".join(f"bgai {w} proc  " for w in workers) + "bgsage td_train  "
+              + "".join(f"ratio {w} proc  " for w in workers) + "| per CPU second: bgai 1 proc  bgsage  ratio")
+        for hidden, row, ref in table:
+            if ref is None:
+                continue
+            cpu = (f"| {row['cpu']:27.1f}  {ref[1]:6.1f}  {row['cpu'] / ref[1]:4.2f}x" if "cpu" in row else "")
+            print(f"  {hidden[0]:>6}  " + "".join(f"{row[w]:11.1f}  " for w in workers) + f"{ref[0]:15.1f}  "
+                  + "".join(f"{row[w] / ref[0]:11.2f}x " for w in workers) + cpu)
 
     if args.profile:
         import cProfile

@@ -48,10 +48,10 @@ import time
 import numpy as np
 
 from bgai.analysis.rollout import rollout_position
-from bgai.game.cube import classify_positions
 from bgai.core.equity import OUTPUTS
-from bgai.formats.match_id import MatchState, encode_match_id
 from bgai.core.position_id import encode_position_id
+from bgai.formats.match_id import MatchState, encode_match_id
+from bgai.game.cube import classify_positions
 from bgai.game.play import dice_rng, play_games
 
 GNUBG_CANDIDATES = ("gnubg", "/usr/games/gnubg")

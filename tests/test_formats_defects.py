@@ -31,7 +31,7 @@ from bgai.formats.match_id import MatchState, decode_match_id, encode_match_id
 from bgai.formats.wildbg import board_from_wildbg
 from bgai.formats.xgid import decode_xgid, encode_xgid
 from bgai.game.cube import CubeState, cube_decision
-from bgai.game.match import Match, MatchRules, cube_state_from_match_id
+from bgai.game.match import Match, MatchRules, cube_state_from_match_id, match_from_match_id
 from bgai.game.met import MAX_MATCH_LENGTH, load_met
 from bgai.util.integers import MAX_DIGITS, parse_int
 
@@ -158,6 +158,48 @@ def test_match_ids_of_the_defect_report():
     # an old-style match ID (bit 66 clear) keeps its Jacoby flag, as gnubg's SetMatchID keeps it
     old = decode_match_id("QYkqASAAIAAA")
     assert old.jacoby is True and encode_match_id(old) == "QYkqASAAIAAA"
+
+
+def test_match_play_writes_the_jacoby_bit_off_on_every_path():
+    # gnubg 1.07 -t: `set jacoby on`, `new match 7` -> cAngAAAAAAAE (bit 66 set: NewGame in play.c stores
+    # fJacoby && !nMatchTo, so a match never has the Jacoby flag).  A CubeState says jacoby=True by default; the
+    # Match ID of a match must still say "off", from a CubeState and from a Match alike (the two paths once
+    # disagreed: True against False).
+    fresh = MatchState.from_cube_state(CubeState(match_length=7), player_on_roll=1)
+    assert fresh.jacoby is False and encode_match_id(fresh) == "cAngAAAAAAAE"
+    assert Match(MatchRules.match(7)).to_match_state(1) == fresh
+    state = CubeState(match_length=7, score=(1, 2), jacoby=True)  # player 1 on roll at 2-1, rolled 5-1
+    assert encode_match_id(MatchState.from_cube_state(state, player_on_roll=1, dice=(1, 5))) == "cInmACAACAAE"
+    assert Match(MatchRules.match(7), score=(2, 1)).to_match_state(1, dice=(1, 5)) == MatchState.from_cube_state(
+        state, player_on_roll=1, dice=(1, 5))
+    # money play keeps the state's Jacoby flag (cIkGAAAAAAAA: gnubg's `new session` with Jacoby on)
+    money = MatchState.from_cube_state(CubeState(jacoby=True), player_on_roll=1, dice=(5, 1))
+    assert encode_match_id(money) == "cIkGAAAAAAAA"
+    assert encode_match_id(Match(MatchRules.money(jacoby=True)).to_match_state(1, dice=(5, 1))) == "cIkGAAAAAAAA"
+    off = MatchState.from_cube_state(CubeState(jacoby=False), player_on_roll=1, dice=(5, 1))
+    assert off.jacoby is False and encode_match_id(off) == "cIkGAAAAAAAE"
+
+
+@needs_gnubg
+def test_match_ids_written_from_a_cube_state_agree_with_gnubg(tmp_path):
+    # every state gnubg shows that a game can reach (no resignation pending, no centred cube above 1: gnubg's
+    # `set cube value` allows one), written again from its CubeState and from its Match
+    commands, states = _match_id_cases(120, seed=20261201)
+    out = run_gnubg(commands, tmp_path)
+    blocks = re.split(r"New matches default to (\d+) points?\.", out)
+    gnubg_ids = [re.findall(r"Match ID\s*:\s*(\S{12})", b)[-1] for b in blocks[0:-1:2]]
+    assert len(gnubg_ids) == len(states)
+    checked = 0
+    for s, g in zip(states, gnubg_ids):
+        if s.resign or (s.cube_owner == -1 and s.cube_value > 1):
+            continue
+        ms = decode_match_id(g)
+        again = MatchState.from_cube_state(ms.cube_state, player_on_roll=ms.player_on_roll, dice=ms.dice,
+                                           double_offered=ms.double_offered)
+        match, player = match_from_match_id(g)
+        assert (encode_match_id(again), encode_match_id(match.to_match_state(player, dice=ms.dice))) == (g, g), s
+        checked += 1
+    assert checked >= 50 and any(s.match_length for s in states) and any(not s.match_length for s in states)
 
 
 def test_match_id_crawford_in_a_1_point_match_is_cleared():

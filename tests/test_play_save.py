@@ -21,11 +21,10 @@ from bgai.core.cube_state import CubeState
 from bgai.core.movegen import legal_plays
 from bgai.core.position_id import decode_position_id, encode_position_id
 from bgai.errors import BgaiError
-from bgai.formats.cube_fields import xgid_state_from_cube_state
 from bgai.formats.matchfile import read_match
 from bgai.formats.matchrecord import AcceptResign, Double, Drop, Move, Resign, Take, replay
 from bgai.formats.request import read_position_request
-from bgai.formats.xgid import encode_xgid
+from bgai.formats.xgid import XGIDState, encode_xgid
 from bgai.serve.bot import Bot
 from bgai.tui.terminal import BOT, HUMAN, TerminalGame
 
@@ -104,7 +103,7 @@ def _check_legal_and_yours(rec, typed: list[tuple[bytes, bytes]]) -> int:
 
 def test_a_match_saved_read_back_and_replayed(tmp_path):
     mid = tmp_path / "mid.sgf"
-    d = Driver(3, saves={40: str(mid)}, resign_every=25)
+    d = Driver(8, saves={40: str(mid)}, resign_every=25)  # a match past prompt 40, with an accepted resignation
     g = _run(d, match_length=5)
     text = "\n".join(d.out)
     assert g.match.is_over and re.search(rf"Saved \d+ games? to {re.escape(str(mid))}\.", text)
@@ -154,7 +153,7 @@ def _race() -> np.ndarray:
 
 def test_start_from_an_xgid_with_dice_and_save_as_sgf(tmp_path):
     board = _race()
-    xgid = encode_xgid(xgid_state_from_cube_state(board, CubeState(), (6, 2)))
+    xgid = encode_xgid(XGIDState.from_cube_state(board, CubeState(), (6, 2)))
     d = Driver(1)
     g = _run(d, start=read_position_request(xgid), start_text=xgid)
     text = "\n".join(d.out)
@@ -179,7 +178,7 @@ def test_start_from_an_xgid_with_dice_and_save_as_sgf(tmp_path):
 def test_start_with_the_bots_double_pending(tmp_path):
     """Position ID:Match ID with the bot's double pending: you take or drop first; the record has the double."""
     board = _race()
-    req = read_position_request(encode_xgid(xgid_state_from_cube_state(flip(board), CubeState(),
+    req = read_position_request(encode_xgid(XGIDState.from_cube_state(flip(board), CubeState(),
                                                                        double_offered=True)))
     out: list[str] = []
     answers = iter(["hint", "take"] + ["quit"] * 5)

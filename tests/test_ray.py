@@ -134,3 +134,75 @@ def test_checkpoint_travels_as_bytes_to_a_machine_without_it(tmp_path):
     with open(spec[:-len(":ply=1")], "rb") as f, open(MODEL, "rb") as g:
         assert f.read() == g.read()
     assert settings.model == spec[:-len(":ply=1")]
+
+
+def _rollout_figures(path) -> dict:
+    with open(path) as f:
+        d = json.load(f)
+    d.pop("seconds", None)
+    d.pop("workers", None)
+    for section in d.values():
+        if isinstance(section, dict):
+            section.pop("seconds", None)
+            section.pop("workers", None)
+    return d
+
+
+def test_rollout_same_figures_locally_and_on_ray(cluster, tmp_path, capsys):
+    """``bgai rollout --ray auto``: the same JSON figures as local rollouts with 1 and 2 workers, bit for bit
+    (position with variance reduction and truncation, and the plays of a roll)."""
+    from bgai.cli import main
+
+    for name, extra in (("pos", ["--truncate", "10"]), ("plays", ["31", "--candidates", "2", "--no-vr"])):
+        base = ["rollout", "fw8AAOHNjgEBCA", *extra, "--agent", MODEL, "--trials", "72", "--seed", "4"]
+        figures = []
+        for run in (["--workers", "1"], ["--workers", "2"], ["--ray", "auto", "--workers", "2"]):
+            out = tmp_path / f"{name}{len(figures)}.json"
+            assert main(base + run + ["--json", str(out)]) == 0
+            figures.append(_rollout_figures(out))
+        assert figures[0] == figures[1] == figures[2], name
+        assert figures[0]["trials"] == 72 and not figures[0]["partial"]
+    assert "Ray cluster auto" in capsys.readouterr().err
+
+
+def test_rollout_on_ray_keeps_partial_results(cluster):
+    """Ctrl-C during a rollout on Ray: the finished units are reported as a partial result."""
+    from bgai.agents.registry import make_agent
+    from bgai.analysis.rollout import rollout_position
+    from bgai.core.position_id import decode_position_id
+
+    sent = []
+
+    def progress(done, total, equity, se):
+        if not sent:
+            sent.append(done)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    agent = make_agent(MODEL)
+    b = decode_position_id("fw8AAOHNjgEBCA")
+    r = rollout_position(agent, b, trials=360, chunk_trials=36, seed=2, workers=2, backend="ray",
+                         variance_reduction=False, progress=progress)
+    assert r.partial and 36 <= r.trials < 360 and r.trials % 36 == 0 and np.isfinite(r.equity)
+
+
+def test_eval_saved_games_same_files_on_ray(cluster, tmp_path):
+    """``bgai eval --save-games`` on Ray writes the very files of a local run (units return their games' text,
+    the driver writes them)."""
+    from bgai.evaluate.cubeful import evaluate_cubeful
+    from bgai.evaluate.savegames import GameSaver
+    from bgai.game.match import MatchRules
+
+    def files(folder):
+        return {n: (folder / n).read_bytes() for n in sorted(os.listdir(folder))}
+
+    for rules, count in ((None, 40), (MatchRules.match(3), 6)):
+        local = GameSaver(tmp_path / f"l{count}", ("mat", "sgf"))
+        on_ray = GameSaver(tmp_path / f"r{count}", ("mat", "sgf"))
+        if rules is None:
+            evaluate("pubeval", "racer", count, 3, chunk_games=20, save=local)
+            evaluate("pubeval", "racer", count, 3, chunk_games=20, save=on_ray, workers=2, backend="ray")
+        else:
+            evaluate_cubeful(MODEL, "pubeval", count, 3, rules=rules, chunk=2, save=local)
+            evaluate_cubeful(MODEL, "pubeval", count, 3, rules=rules, chunk=2, save=on_ray, workers=2, backend="ray")
+        written = files(tmp_path / f"l{count}")
+        assert written == files(tmp_path / f"r{count}") and len(written) >= 4

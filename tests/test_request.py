@@ -1,5 +1,5 @@
 """The value types Dice and CubeState, the one request parser (bgai.formats.request) and the CubeState converters
-for Match ID, XGID and FIBS fields (bgai.formats.cube_fields)."""
+for Match ID, XGID and FIBS fields (``cube_state`` / ``from_cube_state`` of MatchState, XGIDState, FIBSState)."""
 
 from __future__ import annotations
 
@@ -18,19 +18,11 @@ from bgai.errors import (
     PositionRequestError,
     XGIDError,
 )
-from bgai.formats.cube_fields import (
-    cube_state_from_fibs,
-    cube_state_from_match_state,
-    cube_state_from_xgid,
-    fibs_state_from_cube_state,
-    match_state_from_cube_state,
-    xgid_state_from_cube_state,
-)
-from bgai.formats.fibs import format_fibs_board, interpret_fibs_board
+from bgai.formats.fibs import FIBSState, format_fibs_board, interpret_fibs_board
 from bgai.formats.match_id import MatchState, decode_match_id, encode_match_id
 from bgai.formats.request import detect_format, parse_position_request, read_position_request, read_request_params
 from bgai.formats.wildbg import to_wildbg
-from bgai.formats.xgid import decode_xgid, encode_xgid
+from bgai.formats.xgid import XGIDState, decode_xgid, encode_xgid
 
 START = "4HPwATDgc/ABMA"
 START_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:52:0:0:3:0:10"
@@ -169,7 +161,7 @@ def test_pending_double_is_the_doublers_view():
     assert req.double_offered and req.dice is None and req.cube_state.score == (4, 6)
     # the FIBS board of a pending double is from the side doubled: the parser turns it to the doubler's view
     b = decode_position_id("wN1tAwDb3Q4AAA")
-    line = format_fibs_board(fibs_state_from_cube_state(flip(b), CubeState(), doubled=True))
+    line = format_fibs_board(FIBSState.from_cube_state(flip(b), CubeState(), doubled=True))
     req = read_position_request(line)
     assert req.double_offered and req.position_id == "wN1tAwDb3Q4AAA"
 
@@ -221,8 +213,8 @@ def test_match_id_round_trip():
     rng = np.random.default_rng(1)
     for state in _states(rng, 300):
         for player in (0, 1):
-            ms = decode_match_id(encode_match_id(match_state_from_cube_state(state, player_on_roll=player)))
-            back = cube_state_from_match_state(ms)
+            ms = decode_match_id(encode_match_id(MatchState.from_cube_state(state, player_on_roll=player)))
+            back = ms.cube_state
             assert back == CubeState(state.cube_value, state.owner, state.match_length, state.score,
                                      state.crawford, state.jacoby if state.is_money else False), state
             assert ms.player_on_roll == player
@@ -232,8 +224,8 @@ def test_xgid_round_trip():
     rng = np.random.default_rng(2)
     board = decode_position_id("4HPwATDgc/ABMA")
     for state in _states(rng, 300):
-        xs = decode_xgid(encode_xgid(xgid_state_from_cube_state(board, state, (5, 2))))
-        back = cube_state_from_xgid(xs)
+        xs = decode_xgid(encode_xgid(XGIDState.from_cube_state(board, state, (5, 2))))
+        back = xs.cube_state
         limit = (state.cube_limit or 1024) if state.is_money else None
         assert back == CubeState(state.cube_value, state.owner, state.match_length, state.score, state.crawford,
                                  state.jacoby, cube_limit=limit), state
@@ -245,19 +237,17 @@ def test_fibs_round_trip():
     board = decode_position_id("4HPwATDgc/ABMA")
     for state in _states(rng, 300):
         jac = state.jacoby
-        fs = interpret_fibs_board(format_fibs_board(fibs_state_from_cube_state(board, state, (6, 4))))
-        back = cube_state_from_fibs(fs, jacoby=jac)
+        fs = interpret_fibs_board(format_fibs_board(FIBSState.from_cube_state(board, state, (6, 4))))
+        back = fs.to_cube_state(jacoby=jac)
         assert back == CubeState(state.cube_value, state.owner, state.match_length, state.score, state.crawford,
                                  jac), state
 
 
 def test_converter_errors():
     with pytest.raises(MatchIDError, match="not below the match length"):
-        cube_state_from_match_state(MatchState(match_length=5, score=(5, 1), game_state=2))
+        MatchState(match_length=5, score=(5, 1), game_state=2).cube_state
     with pytest.raises(XGIDError, match="above the (money )?cube limit"):
-        cube_state_from_xgid(decode_xgid("XGID=-b----E-C---eE---c-e----B-:3:1:1:00:0:0:0:0:2"))
-    from bgai.formats.fibs import FIBSState
-
+        decode_xgid("XGID=-b----E-C---eE---c-e----B-:3:1:1:00:0:0:0:0:2").cube_state
     with pytest.raises(FIBSBoardError, match="Crawford"):
-        cube_state_from_fibs(FIBSState(board=starting_board(), match_length=5, score=(4, 2), cube_value=2,
-                                       cube_owner=0, crawford=True))
+        FIBSState(board=starting_board(), match_length=5, score=(4, 2), cube_value=2, cube_owner=0,
+                  crawford=True).cube_state

@@ -26,12 +26,12 @@ from bgai.analysis.rollout import (
     rollout_position,
     trial_dice,
 )
-from bgai.core.board import flip, starting_board
 from bgai.cli import main as cli_main
+from bgai.core.board import flip, starting_board
 from bgai.core.equity import cubeless_equity, swap_perspective
-from bgai.errors import AgentSpecError, BgaiError, InvalidPositionError
-from bgai.core.position_id import decode_position_id
 from bgai.core.movegen import apply_steps
+from bgai.core.position_id import decode_position_id
+from bgai.errors import AgentSpecError, BgaiError, InvalidPositionError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL = os.path.join(ROOT, "checkpoints", "bgai-td128.pt")

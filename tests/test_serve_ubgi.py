@@ -24,9 +24,8 @@ from bgai.agents.registry import make_agent
 from bgai.analysis.api import CubeState, decide_cube, evaluate_position, rank_plays
 from bgai.core.board import BAR, flip, starting_board
 from bgai.core.movegen import legal_plays
-from bgai.formats.cube_fields import fibs_state_from_cube_state, xgid_state_from_cube_state
-from bgai.formats.fibs import format_fibs_board
-from bgai.formats.xgid import encode_xgid
+from bgai.formats.fibs import FIBSState, format_fibs_board
+from bgai.formats.xgid import XGIDState, encode_xgid
 from bgai.game.play import dice_rng, play_games
 from bgai.serve.ubgi import UBGIEngine, format_move, plain_rollout
 
@@ -127,11 +126,11 @@ def _positions(n_games: int, seed: int) -> list[np.ndarray]:
 
 
 def _xgid(board, state, dice=None, double_offered=False) -> str:
-    return encode_xgid(xgid_state_from_cube_state(board, state, dice, double_offered=double_offered))
+    return encode_xgid(XGIDState.from_cube_state(board, state, dice, double_offered=double_offered))
 
 
 def _fibs(board, state, dice=None, doubled=False) -> str:
-    return format_fibs_board(fibs_state_from_cube_state(board, state, dice, doubled=doubled), scores="fibs")
+    return format_fibs_board(FIBSState.from_cube_state(board, state, dice, doubled=doubled), scores="fibs")
 
 
 def _apply_pairs(board: np.ndarray, dice: tuple[int, int], text: str) -> np.ndarray:

@@ -2,11 +2,12 @@
 
 A spec is a built-in name, optionally with options, or a model file with options::
 
-    random | pubeval | racer | blocker | gnubg | default[:ply=N] | path/to/model.pt[:ply=N]
+    random | pubeval | racer | blocker | gnubg | bgsage[:ply=N] | default[:ply=N] | path/to/model.pt[:ply=N]
     | path/to/model.onnx | path/to/model.npz
 
 Options follow the last ``:`` as comma-separated ``key=value`` pairs (``net.pt:ply=1``).  Built-in bots take no
-options.
+options, except those in :data:`BUILTIN_OPTIONS` (``bgsage:ply=1``: Open Sage with a 1-ply look-ahead, bgai's ply
+numbering).
 
 * ``model.pt`` (also ``.pth``, ``.ckpt``, or any existing file that is not an export): a training checkpoint,
   loaded by :meth:`bgai.agents.neural.NeuralAgent.load` (imported only when needed; 0/1/2-ply).  The file is
@@ -28,6 +29,7 @@ import os
 from typing import Callable
 
 from bgai.agents.base import Agent
+from bgai.agents.bgsage import BgsageAgent
 from bgai.agents.gnubg import GnubgAgent
 from bgai.agents.heuristic import BlockerAgent, RacerAgent
 from bgai.agents.numpy_bot import NumpyAgent
@@ -62,14 +64,23 @@ def _gnubg() -> Agent:
     return GnubgAgent()
 
 
+def _bgsage(ply: int = 0) -> Agent:
+
+    return BgsageAgent(ply)
+
+
 #: Built-in agents: name -> factory (a one-line description is in :data:`DESCRIPTIONS`).
-BUILTINS: dict[str, Callable[[], Agent]] = {
+BUILTINS: dict[str, Callable[..., Agent]] = {
     "random": _random,
     "pubeval": _pubeval,
     "racer": _racer,
     "blocker": _blocker,
     "gnubg": _gnubg,
+    "bgsage": _bgsage,
 }
+
+#: Built-in agents that take options: name -> the option names they accept (passed to the factory).
+BUILTIN_OPTIONS = {"bgsage": ("ply",)}
 
 DESCRIPTIONS = {
     "random": "a uniformly random legal play",
@@ -77,6 +88,7 @@ DESCRIPTIONS = {
     "racer": "heuristic: pip lead and safe blots",
     "blocker": "heuristic: made points, primes, hits, safe blots",
     "gnubg": "GNU Backgammon 0-ply via gnubg-nn (optional extra)",
+    "bgsage": "Open Sage's production model, 0-ply (bgsage:ply=N for N = 1..3), via bgsage (optional extra)",
 }
 
 #: Options a checkpoint spec accepts, with their parsers.
@@ -239,8 +251,8 @@ def make_agent(spec: str) -> Agent:
     """Build an agent from its spec.
 
     Args:
-        spec: ``'random'``, ``'pubeval'``, ``'racer'``, ``'blocker'``, ``'gnubg'``, ``'default'`` (the shipped
-            model, :func:`default_model_spec`), a checkpoint path with optional ``:ply=N``
+        spec: ``'random'``, ``'pubeval'``, ``'racer'``, ``'blocker'``, ``'gnubg'``, ``'bgsage[:ply=N]'``,
+            ``'default'`` (the shipped model, :func:`default_model_spec`), a checkpoint path with optional ``:ply=N``
             (``'runs/x/best.pt:ply=1'``), or an exported ``model.onnx`` / ``model.npz`` (0-ply).
 
     Returns:
@@ -249,17 +261,21 @@ def make_agent(spec: str) -> Agent:
 
     Raises:
         AgentSpecError: an unknown name (the message lists the valid ones), options on a built-in bot, bad options,
-            gnubg-nn missing for ``'gnubg'``, checkpoint support (:mod:`bgai.agents.neural`) missing, a
-            configuration file given as a model, ``ply`` > 0 for an exported model, or ``default`` with no model.
+            gnubg-nn missing for ``'gnubg'``, bgsage missing for ``'bgsage'`` or its ply out of 0..3, checkpoint
+            support (:mod:`bgai.agents.neural`) missing, a configuration file given as a model, ``ply`` > 0 for an exported model, or ``default`` with no model.
         CheckpointError: a model file that does not exist or cannot be loaded (the path is named; one line).
     """
     spec = resolve_spec(spec)
     name, options = parse_spec(spec)
     key = name.lower()
     if key in BUILTINS:
-        if options:
+        allowed = BUILTIN_OPTIONS.get(key, ())
+        extra = [k for k in options if k not in allowed]
+        if extra and not allowed:
             raise AgentSpecError(f"agent {key!r} takes no options (got {spec!r})")
-        agent = BUILTINS[key]()
+        if extra:
+            raise AgentSpecError(f"agent {key!r} takes only {', '.join(allowed)} (got {spec!r})")
+        agent = BUILTINS[key](**options)
     elif key.endswith(EXPORT_SUFFIXES):
         agent = _export_agent(name, options, spec)
     elif _looks_like_path(name):

@@ -45,9 +45,11 @@ Batching: the trials (and all candidate plays) advance together, one ply at a ti
 move generator (:func:`bgai.core.movegen.afterstates`) and one evaluation for the whole batch; with variance reduction
 the 21 rolls of every live trial are generated and evaluated in one batch (in chunks of :data:`VR_CHUNK` positions
 to bound memory).  At plies 0 and 1 the trials start from few distinct positions (one per root, then one per root
-and first roll): each distinct position and roll is played, and each distinct position looked ahead, only once.  Trials are cut into work units of ``chunk_trials`` (default :func:`default_chunk`), which a
-process pool (``spawn``) can share out (``workers``); the units, and so the results, do not depend on the worker
-count.  Evaluations run single-threaded (:func:`single_thread`), in this process as in the workers.
+and first roll): each distinct position and roll is played, and each distinct position looked ahead, only once.  Trials are cut into work units of ``chunk_trials`` (default :func:`default_chunk`), run by
+:func:`bgai.util.parallel.run_units` (:func:`run_rollout_unit`): in this process, in ``workers`` local worker
+processes, or on a Ray cluster (``backend='ray'``); the agent (its spec, or the pickled agent), the roots and the
+settings travel once per job (:func:`rollout_context`, built once per worker), a unit is just its trial range;
+the units, and so the results, do not depend on the worker count or the backend.  Evaluations run single-threaded (:func:`single_thread`), in this process as in the workers.
 
 Statistics: the mean over trials, and standard errors ``std(ddof=1) / sqrt(trials)`` treating trials as
 independent (as GNU Backgammon reports them; with stratified dice this overstates the error: against GNU
@@ -58,8 +60,6 @@ are not clipped: a probability near 0 or 1 can stray outside [0, 1] by about its
 from __future__ import annotations
 
 import math
-import multiprocessing as mp
-import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -83,7 +83,7 @@ from bgai.core.movegen import afterstates, legal_plays
 from bgai.core.position_id import encode_position_ids
 from bgai.errors import AgentSpecError, BgaiError, InvalidDiceError, InvalidPositionError
 from bgai.game.play import MAX_PLIES, finish_games
-from bgai.util.threads import limit_threads
+from bgai.util.parallel import run_units
 
 __all__ = [
     "GnubgOnePly",
@@ -96,8 +96,10 @@ __all__ = [
     "default_chunk",
     "later_rolls",
     "prune_candidates",
+    "rollout_context",
     "rollout_plays",
     "rollout_position",
+    "run_rollout_unit",
     "run_unit",
     "single_thread",
     "trial_dice",
@@ -629,29 +631,28 @@ def run_unit(policy: RolloutPolicy, roots: np.ndarray, start: int, stop: int, *,
     return out.reshape(c, n, 5)
 
 
-# ---- process pool
-
-_WORKER: dict = {}
+# ---- work units (bgai.util.parallel.run_units)
 
 
-def _init_worker(payload, ply: int) -> None:
-    """Pool initializer: build the agent (from its spec) and the policy once per worker, single-threaded; Ctrl-C is
-    left to the parent.  An error is kept and raised by the first unit."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        if isinstance(payload, str):
-            payload = make_agent(payload)
-        _WORKER["policy"] = RolloutPolicy(payload, ply)
-        limit_threads(1)
-    except BaseException as exc:  # noqa: BLE001 - re-raised in _worker_unit
-        _WORKER["error"] = exc
+def rollout_context(payload, ply: int, roots: np.ndarray, kwargs: dict) -> tuple[RolloutPolicy, np.ndarray, dict]:
+    """The context of a rollout's work units, built once per worker (the ``setup`` of
+    :func:`bgai.util.parallel.run_units`; its arguments travel once per job): the policy, with the agent rebuilt
+    from its spec when ``payload`` is a string (:func:`bgai.agents.registry.make_agent`), the ``(C, 2, 25)`` roots
+    and the trial settings (``seed``, ``truncate``, ``variance_reduction`` of :func:`run_unit`).
+
+    Raises:
+        AgentSpecError, CheckpointError: a bad spec; BgaiError: a bad ply.
+    """
+    agent = make_agent(payload) if isinstance(payload, str) else payload
+    return RolloutPolicy(agent, ply), roots, kwargs
 
 
-def _worker_unit(args) -> tuple[int, np.ndarray]:
-    unit, roots, start, stop, kwargs = args
-    if "error" in _WORKER:
-        raise _WORKER["error"]
-    return unit, run_unit(_WORKER["policy"], roots, start, stop, **kwargs)
+def run_rollout_unit(context: tuple[RolloutPolicy, np.ndarray, dict], unit: tuple[int, int]) -> np.ndarray:
+    """One work unit, trials ``unit = (start, stop)`` of every root (:func:`run_unit`): ``(C, stop - start, 5)``
+    float64 outcomes.  A pure function of the job's settings and ``unit``, wherever it runs."""
+    policy, roots, kwargs = context
+    start, stop = unit
+    return run_unit(policy, roots, start, stop, **kwargs)
 
 
 def _payload(agent: Agent):
@@ -689,15 +690,14 @@ def single_thread() -> Iterator[None]:
 
 
 def _execute(policy: RolloutPolicy, roots: np.ndarray, settings: RolloutSettings, workers: int,
-             progress: ProgressFn | None, watch: Callable[[np.ndarray], tuple[float, float]]):
-    """Run every work unit; returns ``(outcomes (C, T, 5) in trial order, partial, seconds, workers used)``."""
+             progress: ProgressFn | None, watch: Callable[[np.ndarray], tuple[float, float]], backend: str = "local"):
+    """Run every work unit with :func:`bgai.util.parallel.run_units` (``backend`` ``'local'`` or ``'ray'``); returns
+    ``(outcomes (C, T, 5) in trial order, partial, seconds, workers used)``."""
     chunk = settings.chunk_trials
-    units = [(u, s, min(s + chunk, settings.trials)) for u, s in enumerate(range(0, settings.trials, chunk))]
-    workers = max(1, min(workers, len(units)))
+    units = [(s, min(s + chunk, settings.trials)) for s in range(0, settings.trials, chunk)]
     kwargs = {"seed": settings.seed, "truncate": settings.truncate,
               "variance_reduction": settings.variance_reduction}
     parts: dict[int, np.ndarray] = {}
-    partial = False
 
     def collect(unit: int, res: np.ndarray) -> None:
         parts[unit] = res
@@ -706,26 +706,23 @@ def _execute(policy: RolloutPolicy, roots: np.ndarray, settings: RolloutSettings
             eq, se = watch(done)
             progress(done.shape[1], settings.trials, eq, se)
 
+    roots = np.ascontiguousarray(roots, dtype=np.int8)
+    used = max(1, min(workers, len(units)))
     t0 = time.perf_counter()
     try:
-        if workers == 1:
-            with single_thread():
-                for u, s, e in units:
-                    collect(u, run_unit(policy, roots, s, e, **kwargs))
-        else:
-            ctx = mp.get_context("spawn")
-            jobs = [(u, roots, s, e, kwargs) for u, s, e in units]
-            with ctx.Pool(workers, initializer=_init_worker, initargs=(_payload(policy.agent), policy.ply)) as pool:
-                for u, res in pool.imap_unordered(_worker_unit, jobs):
-                    collect(u, res)
-    except KeyboardInterrupt:
+        with single_thread() if used == 1 else nullcontext():
+            run = run_units(run_rollout_unit, units, workers=workers, setup=rollout_context,
+                            setup_args=(_payload(policy.agent), policy.ply, roots, kwargs),
+                            context=(policy, roots, kwargs), backend=backend, on_result=collect)
+        partial, used = not run.complete, run.workers
+    except KeyboardInterrupt:  # raised by the progress callback, or by a caller's own SIGINT handler
         partial = True
     seconds = time.perf_counter() - t0
     if parts:
         outcomes = np.concatenate([parts[u] for u in sorted(parts)], axis=1)
     else:
         outcomes = np.zeros((len(roots), 0, 5))
-    return outcomes, partial, seconds, workers
+    return outcomes, partial, seconds, used
 
 
 def default_chunk(candidates: int, variance_reduction: bool) -> int:
@@ -788,6 +785,7 @@ def rollout_position(
     workers: int = 1,
     progress: ProgressFn | None = None,
     chunk_trials: int | None = None,
+    backend: str = "local",
 ) -> RolloutResult:
     """Roll out a position for the side on roll, before its roll (cubeless; module docstring).
 
@@ -800,10 +798,12 @@ def rollout_position(
         ply: depth of the plays inside the rollout, 0 or 1.
         seed: dice seed (>= 0); the same seed gives the same result.
         variance_reduction: luck adjustment (needs an agent with probabilities).
-        workers: processes (1 = this process); the result does not depend on it.
+        workers: processes (1 = this process), or Ray actors; the result does not depend on it.
         progress: called after every work unit with ``(trials done, trials asked, running equity, its SE)``.
         chunk_trials: trials per work unit; None = :func:`default_chunk`.  Without variance reduction the result
             does not depend on it; with it, only in the last bits (float rounding of batched evaluations).
+        backend: :func:`bgai.util.parallel.run_units` backend, ``'local'`` (default) or ``'ray'`` (after
+            :func:`bgai.util.ray_backend.connect`); the result is the same, bit for bit.
 
     Returns:
         :class:`RolloutResult` for the side on roll.  A ``KeyboardInterrupt`` during the rollout returns the trials
@@ -821,7 +821,7 @@ def rollout_position(
         _, _, eq, se = _mean_se(done[0])
         return eq, se
 
-    outcomes, partial, seconds, used = _execute(policy, b[None], settings, workers, progress, watch)
+    outcomes, partial, seconds, used = _execute(policy, b[None], settings, workers, progress, watch, backend)
     return RolloutResult.from_trials(outcomes[0], partial=partial, settings=settings, seconds=seconds, workers=used)
 
 
@@ -847,6 +847,7 @@ def rollout_plays(
     workers: int = 1,
     progress: ProgressFn | None = None,
     chunk_trials: int | None = None,
+    backend: str = "local",
 ) -> PlaysRolloutResult:
     """Roll out the plays of a position and roll side by side on the same dice, and rank them.
 
@@ -855,7 +856,7 @@ def rollout_plays(
     mover's view.  Truncation counts plies after the play.
 
     Args:
-        agent, board, trials, truncate, ply, seed, variance_reduction, workers, chunk_trials: see
+        agent, board, trials, truncate, ply, seed, variance_reduction, workers, chunk_trials, backend: see
             :func:`rollout_position`.
         dice: the roll ``(d1, d2)``, 1..6.
         candidates: None = every legal play; ``K`` = the best ``K`` by the agent's 0-ply value.
@@ -894,7 +895,7 @@ def rollout_plays(
         n = eqs.shape[1]
         return float(eqs[best].mean()), float(eqs[best].std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan")
 
-    outcomes, partial, seconds, used = _execute(policy, roots, settings, workers, progress, watch)
+    outcomes, partial, seconds, used = _execute(policy, roots, settings, workers, progress, watch, backend)
     mover = swap_perspective(outcomes)  # (C, T, 5) for the player who moved
     results = [RolloutResult.from_trials(mover[k], partial=partial, settings=settings, seconds=seconds, workers=used)
                for k in range(len(after))]

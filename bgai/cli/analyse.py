@@ -72,16 +72,16 @@ def spec_with_ply(spec: str, ply: int | None) -> str:
     """The agent spec with the search depth ``ply`` applied (``None``: unchanged).
 
     Raises:
-        AgentSpecError: a ply above 0 for a built-in agent (``gnubg`` is GNU Backgammon at 0-ply), or a spec whose
-            own ``:ply=`` differs.
+        AgentSpecError: a ply above 0 for a built-in agent without a ``ply`` option (``gnubg`` is GNU Backgammon at
+            0-ply; ``bgsage`` takes one), or a spec whose own ``:ply=`` differs.
     """
-    from bgai.agents.registry import BUILTINS, parse_spec, resolve_spec
+    from bgai.agents.registry import BUILTIN_OPTIONS, BUILTINS, parse_spec, resolve_spec
 
     if ply is None:
         return spec
     full = resolve_spec(spec)
     name, options = parse_spec(full)
-    if name.lower() in BUILTINS:
+    if name.lower() in BUILTINS and "ply" not in BUILTIN_OPTIONS.get(name.lower(), ()):
         if ply != 0:
             raise AgentSpecError(f"agent {name!r} analyses at 0-ply only (--ply {ply})")
         return spec

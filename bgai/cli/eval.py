@@ -60,6 +60,15 @@ def register(subparsers) -> None:
                    help="also write the report as JSON to FILE (atomically; checked before any game is played)")
     p.add_argument("--plain", action="store_true", help="independent games instead of duplicate-dice pairs")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--save-games", metavar="DIR",
+                   help="also write the games played as match files into DIR (made if missing), for GNU Backgammon "
+                   "or XG to analyse: money play a session per 100 games (games-NNNNNNNNN.mat, N the first game's "
+                   "index in the series), "
+                   "--match one file per match (match-NNNNNN.mat); cube actions included; the same files for any "
+                   "--workers or --ray; files of finished units are kept after Ctrl-C")
+    p.add_argument("--save-format", metavar="mat|sgf", default="mat",
+                   help="format of --save-games: mat (GNU Backgammon / JellyFish .mat, default), sgf (GNU Backgammon "
+                   ".sgf) or mat,sgf (both)")
     add_ray_option(p)
     cube = p.add_argument_group(
         "cube and matches",
@@ -82,6 +91,7 @@ def run(args) -> int:
 
     if args.json:
         check_json_target(args.json)
+    saver = _saver(args)
     cubeful = args.cube or args.match is not None or args.matches is not None
     if (args.no_jacoby or args.cube_limit is not None) and not args.cube:
         given = " and ".join(o for o, on in (("--no-jacoby", args.no_jacoby), ("--cube-limit", args.cube_limit))
@@ -89,7 +99,7 @@ def run(args) -> int:
         where = "not for match play (--match)" if cubeful else "add --cube"
         raise BgaiError(f"{given}: for cubeful money games only; {where}")
     if cubeful:
-        return _run_cubeful(args)
+        return _run_cubeful(args, saver)
     if args.games is None:
         raise BgaiError("eval needs --games N (or --cube --games N, or --match N --matches M)")
     backend, args.workers = parallel_backend(args, "eval")
@@ -103,15 +113,31 @@ def run(args) -> int:
         progress=not args.no_progress,
         on_plan=_note_workers(args.workers, args.games),
         backend=backend,
+        save=saver,
     )
-    return _publish(report, args.json)
+    return _publish(report, args.json, saver)
 
 
-def _publish(report, json_path: str | None) -> int:
+def _saver(args):
+    """The :class:`bgai.evaluate.savegames.GameSaver` of ``--save-games`` (None without it); checks the folder and
+    the formats before any game is played."""
+    from bgai.evaluate.savegames import GameSaver, parse_formats
+
+    formats = parse_formats(args.save_format)
+    if args.save_games is None:
+        if args.save_format != "mat":
+            raise BgaiError("--save-format needs --save-games DIR")
+        return None
+    return GameSaver(args.save_games, formats)
+
+
+def _publish(report, json_path: str | None, saver=None) -> int:
     """Print the report's table and, with ``--json``, write the report atomically; returns the exit status: 0,
     or 130 for a partial report (the series was interrupted)."""
     from bgai.evaluate.series import write_json_atomic
 
+    if saver is not None:
+        print(f"bgai eval: {saver.summary()}", file=sys.stderr)
     print(report.table())
     if json_path:
         try:
@@ -160,7 +186,7 @@ def _note_workers(workers: int, count: int):
     return note
 
 
-def _run_cubeful(args) -> int:
+def _run_cubeful(args, saver=None) -> int:
     """``--cube`` money sessions or ``--match N --matches M`` (bgai.game.play_cube)."""
     from bgai.evaluate.cubeful import evaluate_cubeful
     from bgai.game.match import MatchRules
@@ -179,6 +205,6 @@ def _run_cubeful(args) -> int:
     report = evaluate_cubeful(
         args.agent_a, args.agent_b, count, args.seed, rules=rules, workers=args.workers,
         duplicate=not args.plain, progress=not args.no_progress, on_plan=_note_workers(args.workers, count),
-        backend=backend,
+        backend=backend, save=saver,
     )
-    return _publish(report, args.json)
+    return _publish(report, args.json, saver)

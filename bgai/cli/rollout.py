@@ -1,5 +1,5 @@
 """``bgai rollout POSITION [DICE] --agent SPEC [--trials N] [--truncate PLIES] [--ply 0|1] [--candidates K]
-[--seed S] [--workers W] [--no-vr] [--cube] [--json FILE]``.
+[--seed S] [--workers W] [--ray auto|ADDRESS] [--no-vr] [--cube] [--json FILE]``.
 
 POSITION is a GNU Backgammon Position ID, optionally ``POSITION_ID:MATCH_ID`` (the Match ID gives the cube and
 score for ``--cube``, and its roll when it carries one; the same parsing as ``bgai hint``).
@@ -18,7 +18,8 @@ score for ``--cube``, and its roll when it carries one; the same parsing as ``bg
 A tqdm bar on stderr (when stderr is a terminal) shows the trials done with the running equity and its standard
 error.  Ctrl-C stops the rollout: the trials finished so far are reported (marked partial, also in the JSON) and
 the exit status is 130.  ``--json FILE`` writes the result atomically (the file is checked before the rollout).
-``--ply`` defaults to the agent spec's ``ply`` option (``model.pt:ply=1``), else 0.
+``--ply`` defaults to the agent spec's ``ply`` option (``model.pt:ply=1``), else 0.  ``--ray`` runs the work units
+(trial ranges) on a Ray cluster (:mod:`bgai.util.ray_backend`) with the same result as locally.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import sys
 import numpy as np
 
 from bgai.agents.registry import valid_specs
-from bgai.cli.args import seed_type
+from bgai.cli.args import add_ray_option, parallel_backend, seed_type
 from bgai.errors import BgaiError
 
 
@@ -50,6 +51,7 @@ def register(subparsers) -> None:
     p.add_argument("--candidates", type=int, metavar="K", help="with DICE: roll out the best K plays at 0-ply")
     p.add_argument("--seed", type=seed_type, default=0, help="dice seed, 0..2**63-1 (default 0)")
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    add_ray_option(p)
     p.add_argument("--no-vr", action="store_true", help="no variance reduction (luck adjustment)")
     p.add_argument("--cube", action="store_true", help="cube decision / cubeful ranking from the rollout (Janowski)")
     p.add_argument("--json", metavar="FILE", help="write the result as JSON to FILE")
@@ -119,8 +121,11 @@ def run(args) -> int:
         check_destination(args.json, probe=True)
     agent = make_agent(args.agent)
     ply = _rollout_ply(args, agent)
+    if args.workers < 1:
+        raise BgaiError(f"--workers must be >= 1, got {args.workers}")
+    backend, workers = parallel_backend(args, "rollout")
     common = {"trials": args.trials, "truncate": args.truncate, "ply": ply, "seed": args.seed,
-              "variance_reduction": not args.no_vr, "workers": args.workers}
+              "variance_reduction": not args.no_vr, "workers": workers, "backend": backend}
     if dice is None:
         bar = _Progress(args.trials, "rollout")
         try:

@@ -1,7 +1,9 @@
 """The :class:`CubeState` value type: the doubling cube and the score, seen from the side on roll.
 
-One state for every part of bgai: the request parser (:mod:`bgai.formats.request`) builds it from a Match ID,
-an XGID or a FIBS board (converters in :mod:`bgai.formats.cube_fields`), the cube and match logic
+One state for every part of bgai: the format records carry it (``.cube_state`` of
+:class:`bgai.formats.match_id.MatchState`, :class:`bgai.formats.xgid.XGIDState` and
+:class:`bgai.formats.fibs.FIBSState`, each with a ``from_cube_state`` constructor), the request parser
+(:mod:`bgai.formats.request`) reads it from a Match ID, an XGID or a FIBS board, the cube and match logic
 (:mod:`bgai.game.cube`, :mod:`bgai.game.match`) and the analysis functions (:mod:`bgai.analysis.api`) take it.
 It only checks itself against the rules; everything that needs a match equity table is in :mod:`bgai.game.cube`.
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from bgai.errors import MatchStateError
+from bgai.errors import BgaiError, MatchStateError
 from bgai.util.integers import is_int
 
 __all__ = ["CubeState", "CENTRED", "ME", "OPPONENT", "DEFAULT_MET"]
@@ -112,6 +114,34 @@ class CubeState:
                 raise MatchStateError(f"cube limit {lim!r} is not a power of two")
             if lim < self.cube_value:
                 raise MatchStateError(f"cube value {self.cube_value} is above the cube limit {lim}")
+
+    @classmethod
+    def of_format(
+        cls, error: type[BgaiError], where: str, *, cube_value: int, owner: int, match_length: int,
+        score: tuple[int, int], crawford: bool, jacoby: bool, cube_limit: int | None = None,
+    ) -> "CubeState":
+        """The state of one position format's cube and score fields, already seen from the side on roll.
+
+        Money play keeps the Jacoby flag and drops the score (a money session's running total is no part of the
+        state); match play keeps the score and has no Jacoby rule (a money-play rule: GNU Backgammon's
+        ``NewGame`` in ``play.c`` starts every match game with ``fJacoby`` off).
+
+        Raises:
+            error: ``"<where>: <what>"`` for a state no game can have (the checks of :class:`CubeState`).
+        """
+        money = match_length == 0
+        try:
+            return cls(
+                cube_value=cube_value,
+                owner=owner,
+                match_length=match_length,
+                score=(0, 0) if money else tuple(score),
+                crawford=crawford,
+                jacoby=bool(jacoby) if money else False,
+                cube_limit=cube_limit,
+            )
+        except MatchStateError as exc:
+            raise error(f"{where}: {exc}") from None
 
     # -- derived -----------------------------------------------------------------------------------------------
     @property

@@ -24,6 +24,7 @@ import numpy as np
 
 from bgai.agents.base import Agent
 from bgai.errors import BgaiError, MatchStateError
+from bgai.evaluate.savegames import GameSaver, SavedUnit, unit_files
 from bgai.evaluate.series import build_agents, check_series, name_width, partial_note, series_unit_size, side_labels
 from bgai.game.match import MatchRules
 from bgai.game.met import load_met
@@ -219,13 +220,14 @@ def build_context(agent_a, agent_b, same: bool, rules: MatchRules) -> tuple[tupl
 
 
 def play_cubeful_unit(agents, rules: MatchRules, seed: int, unit: int, total: int, chunk: int,
-                      duplicate: bool) -> CubefulResults:
-    """Play work unit ``unit`` (units ``unit * chunk ..``) of a series of ``total`` money games or matches."""
+                      duplicate: bool, record: bool = False) -> CubefulResults:
+    """Play work unit ``unit`` (units ``unit * chunk ..``) of a series of ``total`` money games or matches (with
+    every game's :class:`~bgai.game.play.GameRecord` when ``record``)."""
     ids = np.arange(unit * chunk, min((unit + 1) * chunk, total))
     dice_ids = ids // 2 if duplicate else ids
     rngs = [dice_rng(seed, int(i)) for i in dice_ids]
     agent_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2, unit)))
-    return play_cubeful(agents, rules, rngs, agent_rng, a_seat=ids % 2)
+    return play_cubeful(agents, rules, rngs, agent_rng, a_seat=ids % 2, record=record)
 
 
 def run_cubeful_unit(context, job: tuple) -> CubefulResults:
@@ -233,6 +235,19 @@ def run_cubeful_unit(context, job: tuple) -> CubefulResults:
     ``job = (seed, unit, total, chunk, duplicate)``."""
     agents, rules = context
     return play_cubeful_unit(agents, rules, *job)
+
+
+def run_saved_cubeful_unit(context, job: tuple) -> SavedUnit:
+    """:func:`run_cubeful_unit` that also writes the unit's games as match text (:mod:`bgai.evaluate.savegames`:
+    money sessions of up to 100 games, or one file per match): ``job = (seed, unit, total, chunk, duplicate, save)``
+    with ``save`` a :class:`~bgai.evaluate.savegames.SaveSpec`.  The same games (and results) as without saving."""
+    agents, rules = context
+    seed, unit, total, chunk, duplicate, save = job
+    res = play_cubeful_unit(agents, rules, seed, unit, total, chunk, duplicate, record=True)
+    files = unit_files(res.records, save, unit=unit, first=unit * chunk, total=total)
+    games = len(res.records)
+    res.records = None
+    return SavedUnit(results=res, files=files, games=games)
 
 
 def _concat(parts: list[CubefulResults], offsets: list[int]) -> CubefulResults:
@@ -269,6 +284,7 @@ def evaluate_cubeful(
     progress: bool = False,
     on_plan: Callable[[int, int, int], None] | None = None,
     backend: str = "local",
+    save: GameSaver | None = None,
 ) -> CubeReport:
     """Play ``count`` cubeful money games (``rules`` money, the default) or ``count`` matches and report.
 
@@ -284,6 +300,8 @@ def evaluate_cubeful(
         progress: tqdm progress bar on stderr.
         on_plan: called before the games with ``(work units, games or matches per unit, workers used)``.
         backend: :func:`bgai.util.parallel.run_units` backend (``'local'``).
+        save: write the games as match files (:mod:`bgai.evaluate.savegames`: money sessions of up to 100 games,
+            or a file per match, with the cube actions; written by this process as each unit finishes).
 
     Returns:
         :class:`CubeReport`; after Ctrl-C or SIGTERM a partial one (:attr:`CubeReport.partial`).
@@ -310,6 +328,20 @@ def evaluate_cubeful(
     pols = (cube_policy_for(agents[0]).name, cube_policy_for(agents[1]).name)
     size = chunk or series_unit_size(count, agents, largest=CHUNK_UNITS)
     jobs = [(seed, u, count, size, duplicate) for u in range(math.ceil(count / size))]
+    fn = run_cubeful_unit
+    if save is not None:
+        kind = "cubeful money" if rules.is_money else f"{rules.length}-point matches"
+        spec = save.spec(name_a, name_b, rules, f"bgai eval {name_a} vs {name_b}, {kind}, seed {seed}, "
+                         f"{'duplicate' if duplicate else 'plain'} dice")
+        jobs = [job + (spec,) for job in jobs]
+        fn = run_saved_cubeful_unit
+
+    def collect(unit: int, res) -> None:
+        if isinstance(res, SavedUnit):
+            res = save.write(res)
+        if bar is not None:
+            bar.update(len(res.a_seat))
+
     if on_plan is not None:
         on_plan(len(jobs), size, min(workers, len(jobs)))
     bar = None
@@ -320,16 +352,16 @@ def evaluate_cubeful(
                    file=sys.stderr, dynamic_ncols=True)
     t0 = time.perf_counter()
     try:
-        run = run_units(run_cubeful_unit, jobs, workers=workers, setup=build_context,
+        run = run_units(fn, jobs, workers=workers, setup=build_context,
                         setup_args=(agent_a, agent_b, same, rules), context=(agents, rules), backend=backend,
-                        on_result=None if bar is None else lambda u, res: bar.update(len(res.a_seat)))
+                        on_result=collect)
     finally:
         if bar is not None:
             bar.close()
     seconds = time.perf_counter() - t0
     if not run.results:
         raise KeyboardInterrupt(f"interrupted ({run.interrupted}) before any work unit finished")
-    ordered = run.ordered()
+    ordered = [r.results if isinstance(r, SavedUnit) else r for r in run.ordered()]
     offsets = list(np.cumsum([0] + [len(p.a_seat) for p in ordered[:-1]]))
     report = summarize_cubeful(_concat(ordered, offsets), duplicate=duplicate, agent_a=name_a, agent_b=name_b,
                                seed=seed, workers=run.workers, seconds=seconds, policies=pols)

@@ -38,7 +38,8 @@ import numpy as np
 from bgai.agents.base import Agent
 from bgai.agents.registry import make_agent
 from bgai.errors import BgaiError
-from bgai.game.play import GameResults, dice_rng, play_games
+from bgai.evaluate.savegames import GameSaver, SavedUnit, unit_files
+from bgai.game.play import CUBELESS_RULES, GameResults, dice_rng, play_games
 from bgai.util.fileio import atomic_write_json
 from bgai.util.parallel import run_units, unit_size
 
@@ -219,12 +220,14 @@ def series_unit_size(count: int, agents: tuple[Agent, Agent], largest: int = CHU
 
 
 def play_unit(
-    agents: tuple[Agent, Agent], seed: int, unit: int, games: int, chunk_games: int, duplicate: bool
+    agents: tuple[Agent, Agent], seed: int, unit: int, games: int, chunk_games: int, duplicate: bool,
+    record: bool = False,
 ) -> GameResults:
     """Play work unit ``unit`` of a series of ``games`` games (see the module docstring).
 
     Returns:
-        :class:`~bgai.game.play.GameResults` of the unit's games in series order (pairs adjacent in duplicate mode).
+        :class:`~bgai.game.play.GameResults` of the unit's games in series order (pairs adjacent in duplicate mode),
+        with their :class:`~bgai.game.play.GameRecord` when ``record``.
     """
     start = unit * chunk_games
     stop = min(start + chunk_games, games)
@@ -237,13 +240,24 @@ def play_unit(
         a_seat = ids % 2
     rngs = [dice_rng(seed, int(i)) for i in dice_ids]
     agent_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1, unit)))
-    return play_games(agents, rngs, agent_rng, a_seat=a_seat)
+    return play_games(agents, rngs, agent_rng, a_seat=a_seat, record=record)
 
 
 def run_play_unit(agents: tuple[Agent, Agent], job: tuple) -> GameResults:
     """:func:`play_unit` as a :func:`~bgai.util.parallel.run_units` job: ``job = (seed, unit, games, chunk_games,
     duplicate)``."""
     return play_unit(agents, *job)
+
+
+def run_saved_play_unit(agents: tuple[Agent, Agent], job: tuple) -> SavedUnit:
+    """:func:`run_play_unit` that also writes the unit's games as match text (:mod:`bgai.evaluate.savegames`):
+    ``job = (seed, unit, games, chunk_games, duplicate, save)`` with ``save`` a
+    :class:`~bgai.evaluate.savegames.SaveSpec`.  The same games (and results) as without saving."""
+    seed, unit, games, chunk, duplicate, save = job
+    res = play_unit(agents, seed, unit, games, chunk, duplicate, record=True)
+    files = unit_files(res.records, save, unit=unit, first=unit * chunk, total=games)
+    res.records = None
+    return SavedUnit(results=res, files=files, games=len(res.points))
 
 
 def _concat(parts: list[GameResults]) -> GameResults:
@@ -295,6 +309,7 @@ def evaluate(
     on_unit: Callable[[GameResults], None] | None = None,
     on_plan: Callable[[int, int, int], None] | None = None,
     backend: str = "local",
+    save: GameSaver | None = None,
 ) -> EvalReport:
     """Play a series of cubeless money games between A and B and report A's results.
 
@@ -311,6 +326,8 @@ def evaluate(
         on_unit: called with each finished unit's results (in completion order).
         on_plan: called before the games with ``(work units, games per unit, workers used)``.
         backend: :func:`bgai.util.parallel.run_units` backend (``'local'``).
+        save: write the games as match files (:mod:`bgai.evaluate.savegames`: money sessions of up to 100 games,
+            written by this process as each unit finishes); the results are the same as without.
 
     Returns:
         :class:`EvalReport`; after Ctrl-C or SIGTERM a partial one (:attr:`EvalReport.partial`) of the work
@@ -329,6 +346,12 @@ def evaluate(
     name_b = agent_b if isinstance(agent_b, str) else agents[1].name
     chunk = chunk_games or series_unit_size(games, agents)
     jobs = [(seed, u, games, chunk, duplicate) for u in range(math.ceil(games / chunk))]
+    fn = run_play_unit
+    if save is not None:
+        dice = "duplicate" if duplicate else "plain"
+        spec = save.spec(name_a, name_b, CUBELESS_RULES, f"bgai eval {name_a} vs {name_b}, cubeless, seed {seed}, {dice} dice")
+        jobs = [job + (spec,) for job in jobs]
+        fn = run_saved_play_unit
     if on_plan is not None:
         on_plan(len(jobs), chunk, min(workers, len(jobs)))
     bar = None
@@ -338,7 +361,9 @@ def evaluate(
         bar = tqdm(total=games, unit="game", desc=f"{name_a} vs {name_b}", file=sys.stderr, dynamic_ncols=True)
     total = [0.0, 0]  # A's points, games
 
-    def collect(unit: int, res: GameResults) -> None:
+    def collect(unit: int, res: GameResults | SavedUnit) -> None:
+        if isinstance(res, SavedUnit):
+            res = save.write(res)
         total[0] += float(res.points_a.sum())
         total[1] += len(res.points)
         if bar is not None:
@@ -349,7 +374,7 @@ def evaluate(
 
     t0 = time.perf_counter()
     try:
-        run = run_units(run_play_unit, jobs, workers=workers, setup=build_agents, setup_args=(agent_a, agent_b, same),
+        run = run_units(fn, jobs, workers=workers, setup=build_agents, setup_args=(agent_a, agent_b, same),
                         context=agents, backend=backend, on_result=collect)
     finally:
         if bar is not None:
@@ -357,8 +382,9 @@ def evaluate(
     seconds = time.perf_counter() - t0
     if not run.results:
         raise KeyboardInterrupt(f"interrupted ({run.interrupted}) before any work unit finished")
+    parts = [r.results if isinstance(r, SavedUnit) else r for r in run.ordered()]
     report = summarize(
-        _concat(run.ordered()), duplicate=duplicate, agent_a=name_a, agent_b=name_b, seed=seed,
+        _concat(parts), duplicate=duplicate, agent_a=name_a, agent_b=name_b, seed=seed,
         workers=run.workers, seconds=seconds, chunk_games=chunk,
     )
     report.partial, report.interrupted, report.games_requested = not run.complete, run.interrupted, games

@@ -33,6 +33,8 @@ from typing import Sequence
 import numpy as np
 
 from bgai.core.board import BAR, as_batch, validation_errors
+from bgai.core.cube_state import CubeState
+from bgai.core.dice import Dice
 from bgai.errors import FIBSBoardError
 from bgai.util.integers import parse_int
 
@@ -139,6 +141,10 @@ class FIBSState:
         doubled: a double has been offered to the side to act, who must take, drop or beaver.
         crawford: this is the Crawford game.
         names: ``(side to act, opponent)`` names (cosmetic).
+
+    :attr:`cube_state` / :meth:`to_cube_state` give the one :class:`~bgai.core.cube_state.CubeState` of these
+    fields (the session's Jacoby and Crawford rules applied) and :meth:`from_cube_state` writes one; the fields
+    stay as written (a FIBS "unlimited" match carries a running score that no money-play cube state has).
     """
 
     board: np.ndarray
@@ -177,6 +183,64 @@ class FIBSState:
     def is_money(self) -> bool:
         """True for money play (match length 0)."""
         return self.match_length == 0
+
+    @property
+    def cube_state(self) -> CubeState:
+        """The :class:`~bgai.core.cube_state.CubeState` of the side to act, with the Jacoby and Crawford rules
+        on (see :meth:`to_cube_state`)."""
+        return self.to_cube_state()
+
+    def to_cube_state(self, *, jacoby: bool = True, crawford_rule: bool = True) -> CubeState:
+        """The :class:`~bgai.core.cube_state.CubeState` of the side to act (with a double pending: the player
+        doubled, cube before the double).
+
+        Args:
+            jacoby: money play: the Jacoby rule of the session (a FIBS board does not carry it).
+            crawford_rule: match play: the Crawford rule of the session; off, no game is the Crawford game.
+
+        Raises:
+            FIBSBoardError: a turned cube in the Crawford game, a state no game can have.
+        """
+        crawford = self.crawford and crawford_rule
+        if crawford and self.cube_value != 1:
+            raise FIBSBoardError("FIBS board: the cube was turned in the Crawford game")
+        return CubeState.of_format(
+            FIBSBoardError,
+            "FIBS board",
+            cube_value=self.cube_value,
+            owner=self.cube_owner,
+            match_length=self.match_length,
+            score=self.score,
+            crawford=crawford,
+            jacoby=bool(jacoby),
+        )
+
+    @classmethod
+    def from_cube_state(
+        cls, board: np.ndarray, state: CubeState, dice: Dice | tuple[int, int] | None = None, *,
+        doubled: bool = False, names: tuple[str, str] = ("bgai", "opponent"),
+    ) -> "FIBSState":
+        """The FIBS board fields of a position from the side to act's view (``doubled``: the player doubled), its
+        state (same view) and roll (:func:`format_fibs_board` writes the line).
+
+        Raises:
+            FIBSBoardError: an impossible board, dice with a pending double.
+            InvalidDiceError: bad dice.
+        """
+        d = None if dice is None else Dice.parse(dice).as_tuple()
+        if doubled and d is not None:
+            raise FIBSBoardError("no dice are rolled while a double is pending")
+        return cls(
+            board=np.asarray(board),
+            dice=d,
+            match_length=state.match_length,
+            score=state.score,
+            cube_value=state.cube_value,
+            cube_owner=state.owner,
+            doubled=doubled,
+            crawford=state.crawford,
+            names=names,
+        )
 
 
 def _name(s: str) -> str:

@@ -44,6 +44,11 @@ import binascii
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
+from bgai.core.board import as_batch, is_game_over
+from bgai.core.cube_state import CENTRED, ME, OPPONENT, CubeState
+from bgai.core.dice import Dice
 from bgai.errors import MatchIDError
 from bgai.util.integers import is_int
 
@@ -100,6 +105,11 @@ class MatchState:
         jacoby: the Jacoby flag of GNU Backgammon's match state (bit 66 clear); None (the default) resolves to
             True in money play and False in match play, as gnubg starts a money session (Jacoby on by default)
             or a match.
+
+    The fields are the Match ID's, as written; :attr:`cube_state` is the one
+    :class:`~bgai.core.cube_state.CubeState` they stand for (the player on roll's view) and
+    :meth:`from_cube_state` writes one.  The fields stay: a Match ID can hold what no cube state is (a money
+    session's running score, a finished match, a centred cube above 1 set with gnubg's ``set cube value``).
     """
 
     cube_value: int = 1
@@ -139,6 +149,111 @@ class MatchState:
             if fault is not None:
                 raise MatchIDError(fault)
         return self
+
+    def check(self, board: np.ndarray | None = None, *, where: str = "match state") -> "MatchState":
+        """Check the fields together, and with the position, as a game in progress requires; returns ``self``.
+
+        :meth:`validate` checks each field; this also checks that a centred cube shows 1, the cube is never
+        turned in the Crawford game, a pending double has the turn with the player who must answer, no dice are
+        rolled while a double is pending, nobody doubles a cube the opponent owns, and a game "being played" is
+        not on a finished position.
+
+        Args:
+            board: optional ``(2, 25)`` position of the Position ID that goes with it (from the view of the
+                player on roll).
+            where: how messages name the Match ID (e.g. ``"Match ID 'cAkAAAAAAAAA'"``).
+
+        Raises:
+            MatchIDError: ``"<where>: <what is inconsistent>"`` (a field out of range: :meth:`validate`'s message).
+        """
+        self.validate()
+        if self.cube_owner == CENTRED and self.cube_value != 1:
+            raise MatchIDError(f"{where}: the cube is centred but shows {self.cube_value} (a turned cube has an owner)")
+        if self.crawford and (self.cube_value != 1 or self.double_offered):
+            raise MatchIDError(f"{where}: the cube was turned in the Crawford game")
+        if self.double_offered:
+            if self.turn == self.player_on_roll:
+                raise MatchIDError(f"{where}: a double is pending but the turn is not with the player who must answer")
+            if tuple(self.dice) != (0, 0):
+                raise MatchIDError(f"{where}: dice {self.dice} rolled while a double is pending")
+            if self.cube_owner not in (CENTRED, self.player_on_roll):
+                raise MatchIDError(f"{where}: player {self.player_on_roll} doubled a cube owned by the opponent")
+        if board is not None and self.game_state == 1 and bool(is_game_over(as_batch(board))[0]):
+            raise MatchIDError(f"{where}: says the game is being played but the position is a finished game")
+        return self
+
+    @property
+    def cube_state(self) -> CubeState:
+        """The :class:`~bgai.core.cube_state.CubeState` of the player on roll (see :meth:`to_cube_state`)."""
+        return self.to_cube_state()
+
+    def to_cube_state(self, *, where: str = "match state") -> CubeState:
+        """The :class:`~bgai.core.cube_state.CubeState` of the player on roll (with a double pending: the
+        doubler, cube before the double).
+
+        Money play keeps the Jacoby bit and drops the score (a money session's running total); match play has
+        ``jacoby=False`` and the score as ``(player on roll, opponent)``.
+
+        Raises:
+            MatchIDError: fields no game can have (a score not below the match length, a Crawford flag without a
+                1-away side, ...), as ``"<where>: ..."``.
+        """
+        p = self.player_on_roll
+        return CubeState.of_format(
+            MatchIDError,
+            where,
+            cube_value=self.cube_value,
+            owner=CENTRED if self.cube_owner == CENTRED else (ME if self.cube_owner == p else OPPONENT),
+            match_length=self.match_length,
+            score=(self.score[p], self.score[1 - p]),
+            crawford=self.crawford,
+            jacoby=bool(self.jacoby),
+        )
+
+    @classmethod
+    def from_cube_state(
+        cls, state: CubeState, *, player_on_roll: int = 0, dice: Dice | tuple[int, int] | None = None,
+        double_offered: bool = False,
+    ) -> "MatchState":
+        """The Match ID fields of a state, with ``player_on_roll`` (GNU Backgammon's player 0 or 1) on roll.
+
+        A pending double is written as GNU Backgammon does: the doubler on roll, the turn with the taker.  Match
+        play writes the Jacoby bit off (bit 66 set), as GNU Backgammon does for every match (``NewGame`` in
+        ``play.c``: ``fJacoby && !nMatchTo``), whatever ``state.jacoby`` says; money play writes
+        ``state.jacoby``.  The cube limit is not part of a Match ID.
+
+        Args:
+            state: the state of the player on roll (the doubler, cube before the double, when ``double_offered``).
+            player_on_roll: 0 or 1.
+            dice: the roll, or None / ``(0, 0)`` when not rolled.
+            double_offered: the player on roll has doubled and the opponent must answer.
+
+        Raises:
+            MatchIDError: ``player_on_roll`` not 0/1, dice with a pending double, a field out of range.
+            InvalidDiceError: bad dice.
+        """
+        if player_on_roll not in (0, 1):
+            raise MatchIDError(f"player on roll {player_on_roll!r} must be 0 or 1")
+        d = (0, 0) if dice is None or tuple(dice) == (0, 0) else Dice.parse(dice).as_tuple()
+        if double_offered and d != (0, 0):
+            raise MatchIDError("no dice are rolled while a double is pending")
+        p = player_on_roll
+        owner = CENTRED if state.owner == CENTRED else (p if state.owner == ME else 1 - p)
+        score = [0, 0]
+        score[p], score[1 - p] = state.score
+        return cls(
+            cube_value=state.cube_value,
+            cube_owner=owner,
+            player_on_roll=p,
+            crawford=state.crawford,
+            game_state=1,
+            turn=1 - p if double_offered else p,
+            double_offered=double_offered,
+            dice=d,
+            match_length=state.match_length,
+            score=(score[0], score[1]),
+            jacoby=bool(state.jacoby) if state.is_money else False,
+        ).validate()
 
     def _check_cube(self) -> None:
         cv = self.cube_value

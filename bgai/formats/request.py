@@ -44,12 +44,6 @@ from bgai.errors import (
     quote_input,
     shorten_message,
 )
-from bgai.formats.cube_fields import (
-    check_match_state,
-    cube_state_from_fibs,
-    cube_state_from_match_state,
-    cube_state_from_xgid,
-)
 from bgai.formats.fibs import interpret_fibs_board, parse_fibs_board
 from bgai.formats.match_id import decode_match_id
 from bgai.formats.wildbg import board_from_wildbg
@@ -183,8 +177,8 @@ def _from_match_id(board: np.ndarray, match_id: str) -> tuple[CubeState, bool, t
     """Cube state, pending double and roll of a Match ID checked against its position."""
     ms = decode_match_id(match_id)
     where = f"Match ID {quote_input(match_id.strip())}"
-    check_match_state(ms, board, where=where)
-    return cube_state_from_match_state(ms, where=where), bool(ms.double_offered), tuple(ms.dice)
+    ms.check(board, where=where)
+    return ms.to_cube_state(where=where), bool(ms.double_offered), tuple(ms.dice)
 
 
 def read_position_request(
@@ -243,11 +237,11 @@ def _read(text: str, dice: object, match_id: str | None, fibs_scores: str) -> Po
     if fmt == "xgid":
         xs = decode_xgid(text)
         check_game_not_over(xs.board)
-        state = cube_state_from_xgid(xs, where=f"XGID {quote_input(text.strip())}")
+        state = xs.to_cube_state(where=f"XGID {quote_input(text.strip())}")
         return _complete(xs.board, fmt, dice, None, (state, xs.double_offered, xs.dice, "the XGID"))
     fs = interpret_fibs_board(parse_fibs_board(text), scores=fibs_scores)
     check_game_not_over(fs.board)
-    board, state = fs.board, cube_state_from_fibs(fs)
+    board, state = fs.board, fs.cube_state
     if fs.doubled:  # the side to act is the player doubled: turn to the doubler's view
         board, state = flip(board), state.swapped()
     return _complete(board, fmt, dice, None, (state, fs.doubled, fs.dice, "the FIBS board"))

@@ -41,11 +41,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bgai.core.board import BAR, validation_errors
+from bgai.core.cube_state import CubeState
+from bgai.core.dice import Dice
 from bgai.errors import XGIDError
 from bgai.formats.match_id import crawford_fault
 from bgai.util.integers import is_int, parse_int
 
-__all__ = ["XGIDState", "decode_xgid", "encode_xgid"]
+__all__ = ["XGIDState", "XGID_NO_LIMIT", "decode_xgid", "encode_xgid"]
 
 _FIELD_NAMES = (
     "position",
@@ -60,6 +62,8 @@ _FIELD_NAMES = (
     "max cube",
 )
 _MAX_CUBE_LOG2 = 15
+#: XGID "max cube" (log2 of the money cube limit) written for a state without a cube limit (XG's usual 10).
+XGID_NO_LIMIT = 10
 _SHOWN = 80  # characters of the XGID quoted in an error message
 
 
@@ -82,6 +86,10 @@ class XGIDState:
         max_cube: log2 of the money-game cube limit, as written (e.g. 10 -> 1024); see :attr:`cube_limit`.
         bottom_on_roll: True when the XGID's ``turn`` is 1 (row 0 is the bottom player); encoding keeps the
             same orientation.
+
+    :attr:`cube_state` is the one :class:`~bgai.core.cube_state.CubeState` of the cube and score fields (row
+    0's view) and :meth:`from_cube_state` writes one; the fields stay as written (a centred cube above 1 or a
+    money-play score decode, and are refused only by :attr:`cube_state`; max cube and beaver are XG's own).
     """
 
     board: np.ndarray
@@ -135,6 +143,68 @@ class XGIDState:
         """Money play: the highest cube value allowed, ``2 ** max_cube`` (a cube at the limit cannot be doubled;
         pass it as :attr:`bgai.game.cube.CubeState.cube_limit`); match play: None (the field applies to money only)."""
         return (1 << int(self.max_cube)) if self.match_length == 0 else None
+
+    @property
+    def cube_state(self) -> CubeState:
+        """The :class:`~bgai.core.cube_state.CubeState` of the player named by ``turn`` (see :meth:`to_cube_state`)."""
+        return self.to_cube_state()
+
+    def to_cube_state(self, *, where: str = "XGID") -> CubeState:
+        """The :class:`~bgai.core.cube_state.CubeState` of the player named by ``turn`` (on roll, or the doubler
+        before the double).
+
+        Money play: the Jacoby bit of the rules field, and the cube limit :attr:`cube_limit` (``2 ** max cube``;
+        max cube 0 means a limit of 1, i.e. no doubling, as GNU Backgammon reads it).  Match play: no Jacoby
+        rule, no cube limit.
+
+        Raises:
+            XGIDError: ``"<where>: ..."``: a centred cube above 1, a cube above the money cube limit, a turned
+                cube in the Crawford game.
+        """
+        if self.crawford and self.cube_value != 1:
+            raise XGIDError(f"{where}: the cube was turned in the Crawford game")
+        return CubeState.of_format(
+            XGIDError,
+            where,
+            cube_value=self.cube_value,
+            owner=self.cube_owner,
+            match_length=self.match_length,
+            score=self.score,
+            crawford=self.crawford,
+            jacoby=self.jacoby,
+            cube_limit=self.cube_limit,
+        )
+
+    @classmethod
+    def from_cube_state(
+        cls, board: np.ndarray, state: CubeState, dice: Dice | tuple[int, int] | None = None, *,
+        double_offered: bool = False,
+    ) -> "XGIDState":
+        """The XGID fields of a position (``(2, 25)``, side on roll in row 0), its state (same view) and roll.
+
+        Max cube is ``log2`` of the state's money cube limit, or :data:`XGID_NO_LIMIT` without one; match play
+        writes no Jacoby bit.
+
+        Raises:
+            XGIDError: an impossible board, dice with a pending double.
+            InvalidDiceError: bad dice.
+        """
+        d = (0, 0) if dice is None else Dice.parse(dice).as_tuple()
+        if double_offered and d != (0, 0):
+            raise XGIDError("no dice are rolled while a double is pending")
+        lim = state.cube_limit
+        return cls(
+            board=np.asarray(board),
+            cube_value=state.cube_value,
+            cube_owner=state.owner,
+            dice=d,
+            double_offered=double_offered,
+            score=state.score,
+            match_length=state.match_length,
+            crawford=state.crawford,
+            jacoby=state.jacoby if state.is_money else False,
+            max_cube=XGID_NO_LIMIT if lim is None else lim.bit_length() - 1,
+        )
 
 
 def decode_xgid(xgid: str) -> XGIDState:

@@ -24,7 +24,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from bgai.errors import MatchIDError, MatchStateError
-from bgai.formats.cube_fields import check_match_state
 from bgai.formats.match_id import MatchState, decode_match_id
 from bgai.game.cube import CENTRED, CubeState, met_for
 
@@ -224,6 +223,17 @@ class Match:
             met_name=r.met_name,
         )
 
+    def doubling_state(self, player: int) -> CubeState | None:
+        """The cube state of ``player`` (about to roll) when he may double and the cube has a use for him, else None.
+
+        :meth:`can_double` (the rules) and :meth:`CubeState.may_double` (a double that can gain something): the
+        test before a cube policy is asked to double, in :func:`bgai.game.play.play` and :mod:`bgai.game.table`.
+        """
+        if not self.can_double(player):
+            return None
+        state = self.cube_state(player)
+        return state if state.may_double() else None
+
     # -- rules ------------------------------------------------------------------------------------------------
     def offer_double(self, player: int) -> "Match":
         """``player`` doubles (before rolling).
@@ -270,6 +280,20 @@ class Match:
             winner=self.offered_by, points=self.cube_value, kind=0, cube_value=self.cube_value, passed=True
         )
         return self._next_game(out), out
+
+    def answer_double(self, took: bool) -> tuple["Match", GameOutcome | None]:
+        """The opponent of the pending double's doubler takes (``took``: :meth:`take`) or passes
+        (:meth:`pass_double`).
+
+        Returns:
+            ``(match, None)`` after a take; ``(match at the start of the next game, outcome)`` after a pass.
+
+        Raises:
+            MatchStateError: no double pending.
+        """
+        if took:
+            return self.take(), None
+        return self.pass_double()
 
     def end_game(self, winner: int, kind: int) -> tuple["Match", GameOutcome]:
         """The game was played to the end: ``winner`` bore off all checkers with result ``kind``.
@@ -323,35 +347,56 @@ class Match:
             games=self.games + 1,
         )
 
-    # -- Match ID ---------------------------------------------------------------------------------------------
-    def to_match_state(self, player_on_roll: int, *, dice: tuple[int, int] = (0, 0)):
-        """The :class:`bgai.formats.match_id.MatchState` of this state with ``player_on_roll`` to act.
+    # -- cube states ------------------------------------------------------------------------------------------
+    @classmethod
+    def from_cube_state(cls, state: CubeState, player: int = 0, *, double_offered: bool = False) -> "Match":
+        """The match of a :class:`~bgai.core.cube_state.CubeState` seen by ``player`` (0/1, the side on roll).
 
-        A pending double is written as GNU Backgammon does: the doubler on roll, the turn with the taker.
+        Money play: the state's Jacoby rule and cube limit, score 0-0.  Match play: its length, score, Crawford
+        game and table; ``crawford_done`` is inferred (a side 1-away outside the Crawford game: the Crawford game
+        has been played).  ``double_offered``: ``player`` has doubled and awaits the answer.
+
+        Raises:
+            MatchStateError: a state the rules refuse (e.g. a turned cube in the Crawford game).
         """
-
-        if self.rules.is_money and self.score != (0, 0):
-            score = (0, 0)  # money sessions keep their running total out of the Match ID
+        if player not in (0, 1):
+            raise MatchStateError(f"player {player!r} must be 0 or 1")
+        if state.is_money:
+            rules = MatchRules.money(jacoby=state.jacoby, cube_limit=state.cube_limit)
+            score = (0, 0)
         else:
-            score = self.score
-        turn = player_on_roll
-        if self.offered_by is not None:
-            player_on_roll = self.offered_by
-            turn = 1 - self.offered_by
-        return MatchState(
-            cube_value=self.cube_value,
-            cube_owner=self.cube_owner,
-            player_on_roll=player_on_roll,
-            crawford=self.crawford,
-            game_state=1,
-            turn=turn,
-            double_offered=self.offered_by is not None,
-            dice=dice,
-            match_length=self.rules.length,
+            rules = MatchRules.match(state.match_length, met_name=state.met_name)
+            score = state.score if player == 0 else (state.score[1], state.score[0])
+        length = state.match_length
+        owner = CENTRED if state.owner == CENTRED else (player if state.owner == 0 else 1 - player)
+        return cls(
+            rules=rules,
             score=score,
-            jacoby=self.rules.jacoby if self.rules.is_money else False,  # gnubg starts every match Jacoby off
+            cube_value=state.cube_value,
+            cube_owner=owner,
+            crawford=state.crawford,
+            crawford_done=bool(length) and not state.crawford and (length - 1) in state.score,
+            offered_by=player if double_offered else None,
         )
 
+    # -- Match ID ---------------------------------------------------------------------------------------------
+    def to_match_state(self, player_on_roll: int, *, dice: tuple[int, int] = (0, 0)) -> MatchState:
+        """The :class:`bgai.formats.match_id.MatchState` of this state with ``player_on_roll`` to act
+        (:meth:`bgai.formats.match_id.MatchState.from_cube_state` of :meth:`cube_state`).
+
+        A pending double is written as GNU Backgammon does: the doubler on roll, the turn with the taker.  A money
+        session's running score and its cube limit are no part of a Match ID; a match writes the Jacoby bit off.
+
+        Raises:
+            MatchStateError: the match is over, ``player_on_roll`` not 0/1.
+            MatchIDError: dice with a pending double.
+        """
+        if player_on_roll not in (0, 1):
+            raise MatchStateError(f"player {player_on_roll!r} must be 0 or 1")
+        doubler = self.offered_by
+        player = player_on_roll if doubler is None else doubler
+        state = self.cube_state(player)
+        return MatchState.from_cube_state(state, player_on_roll=player, dice=dice, double_offered=doubler is not None)
 
 def match_from_match_id(match_id, board: np.ndarray | None = None) -> tuple[Match, int]:
     """Read the cube and match state of a GNU Backgammon Match ID.
@@ -373,7 +418,7 @@ def match_from_match_id(match_id, board: np.ndarray | None = None) -> tuple[Matc
 
     ms = match_id if isinstance(match_id, MatchState) else decode_match_id(match_id)
     where = f"Match ID {match_id!r}" if isinstance(match_id, str) else "match state"
-    check_match_state(ms, board, where=where)
+    ms.check(board, where=where)
     length = ms.match_length
     if length == 0:
         rules = MatchRules.money(jacoby=ms.jacoby)
@@ -399,21 +444,23 @@ def match_from_match_id(match_id, board: np.ndarray | None = None) -> tuple[Matc
 
 
 def cube_state_from_match_id(match_id, board: np.ndarray | None = None) -> CubeState:
-    """The :class:`bgai.game.cube.CubeState` of the Match ID's player on roll (the doubler, when a double is pending).
+    """The :class:`bgai.game.cube.CubeState` of the Match ID's player on roll (the doubler, when a double is pending):
+    :meth:`bgai.formats.match_id.MatchState.to_cube_state` after :meth:`~bgai.formats.match_id.MatchState.check`.
+
+    Args:
+        match_id: the 12-character Match ID, or a decoded :class:`bgai.formats.match_id.MatchState`.
+        board: optional ``(2, 25)`` position that goes with it (the player on roll's view), checked with it.
 
     Raises:
-        MatchIDError: see :func:`match_from_match_id`; also a match longer than the match equity table.
+        MatchIDError: see :func:`match_from_match_id` (a finished match too); also a match longer than the
+            match equity table.
     """
-    match, player = match_from_match_id(match_id, board)
-    if match.offered_by is not None:
-        match = replace(match, offered_by=None)
-    try:
-        state = match.cube_state(player)
-        met = None if state.is_money else met_for(state)
-        if met is not None and state.match_length > met.length:
-            raise MatchStateError(
-                f"a {state.match_length}-point match is longer than the {met.name} table ({met.length})"
-            )
-    except MatchStateError as exc:
-        raise MatchIDError(f"Match ID {match_id!r}: {exc}") from None
+    ms = match_id if isinstance(match_id, MatchState) else decode_match_id(match_id)
+    where = f"Match ID {match_id!r}" if isinstance(match_id, str) else "match state"
+    state = ms.check(board, where=where).to_cube_state(where=where)
+    met = None if state.is_money else met_for(state)
+    if met is not None and state.match_length > met.length:
+        raise MatchIDError(
+            f"{where}: a {state.match_length}-point match is longer than the {met.name} table ({met.length})"
+        )
     return state

@@ -425,11 +425,9 @@ class _GameLoop:
         cand: list[tuple[int, int, object]] = []
         for u in np.flatnonzero(self.active & ~self.first_ply):
             p = int(self.on_roll[u])
-            m = self.matches[u]
-            if m.can_double(p):
-                s = m.cube_state(p)
-                if s.may_double():
-                    cand.append((int(u), p, s))
+            s = self.matches[u].doubling_state(p)
+            if s is not None:
+                cand.append((int(u), p, s))
         for p in (0, 1):
             mine = [(u, s) for (u, q, s) in cand if q == p]
             if mine:
@@ -453,12 +451,9 @@ class _GameLoop:
         if self.record:
             seat = p ^ int(self.a_seat[u])
             self.cube_log.setdefault(int(self.game_id[u]), []).append((int(self.plies[u]), seat, took))
-        if took:
-            self.takes[u, 1 - p] += 1
-            self.matches[u] = m.take()
-        else:
-            self.passes[u, 1 - p] += 1
-            self.matches[u], out = m.pass_double()
+        (self.takes if took else self.passes)[u, 1 - p] += 1
+        self.matches[u], out = m.answer_double(took)
+        if out is not None:
             self.game_over(u, out)
 
     # -- the roll and the checker play --

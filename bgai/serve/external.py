@@ -34,7 +34,7 @@ line, a bad line gets ``Error: <what is wrong>`` and the connection stays usable
 calls are serialised by :class:`~bgai.serve.bot.Bot`, so concurrent clients do not disturb each other.
 
 Decisions and evaluations come from :mod:`bgai.analysis.api` (through the bot); a board's cube and score
-become a :class:`~bgai.core.cube_state.CubeState` with :func:`bgai.formats.cube_fields.cube_state_from_fibs`
+become a :class:`~bgai.core.cube_state.CubeState` with :meth:`bgai.formats.fibs.FIBSState.to_cube_state`
 (the session's ``jacobyrule`` and ``crawfordrule`` applied).  At most ``max_connections`` connections are
 served at a time (``Error: too many connections (at most N)`` to the next one) and a connection silent for ``timeout`` seconds is closed (:mod:`bgai.serve.limits`; ``bgai serve external
 --max-connections N --timeout S``).  The ``Engine:`` line names a served model by its file name only.
@@ -59,11 +59,11 @@ from bgai.core.board import flip, render
 from bgai.core.cube_state import CubeState
 from bgai.core.notation import format_play_plain
 from bgai.errors import BgaiError
-from bgai.formats.cube_fields import cube_state_from_fibs
 from bgai.formats.fibs import SCORE_CONVENTIONS, FIBSState, interpret_fibs_board, parse_fibs_board
 from bgai.serve.bot import Bot
 from bgai.serve.limits import EXTERNAL_MAX_CONNECTIONS, EXTERNAL_TIMEOUT, ConnectionSlots, check_limits, too_many_line
 from bgai.serve.public import public_bot
+from bgai.util.threads import limit_threads
 
 __all__ = ["ExternalSession", "ExternalServer", "serve_external", "format_plain", "MAX_LINE", "INTERFACE_VERSION"]
 
@@ -247,7 +247,7 @@ class ExternalSession:
         """The board's state (side to act's view) and its cube state with the session's rules."""
         try:
             state = interpret_fibs_board(parse_fibs_board(board_text), scores=self.scores)
-            cube = cube_state_from_fibs(state, jacoby=opts.jacoby, crawford_rule=opts.crawford_rule)
+            cube = state.to_cube_state(jacoby=opts.jacoby, crawford_rule=opts.crawford_rule)
         except BgaiError as exc:
             raise ProtocolError(f"badly formed board: {exc}") from None
         return state, cube
@@ -270,7 +270,7 @@ class ExternalSession:
                 return pre + "beaver\n"
             return pre + ("take\n" if d.take else "drop\n")
         if opts.resignation:
-            board, cube_state, bot_on_roll = resignation_view(board_text, state, jacoby=opts.jacoby, crawford=cube.crawford)
+            board, cube_state, bot_on_roll = resignation_view(board_text, state, cube)
             dec = self.bot.resignation(board, cube_state, opts.resignation, decider_on_roll=bot_on_roll)
             return pre + ("accept\n" if dec.accept else "reject\n")
         if state.dice is not None:
@@ -296,32 +296,25 @@ class ExternalSession:
         return self._debug_prefix(state) + " ".join(f"{x:f}" for x in [*ev.probabilities.tolist(), value]) + "\n"
 
 
-def resignation_view(board_text: str, state: FIBSState, *, jacoby: bool, crawford: bool):
+def resignation_view(board_text: str, state: FIBSState, cube: CubeState):
     """The position and cube state of a ``resignation n`` board from the view of the side offered the
     resignation: "you" of the board (its ``color``), whichever side is on turn.
 
+    Args:
+        board_text: the FIBS board line.
+        state: the board read from the view of its side on turn (:func:`bgai.formats.fibs.interpret_fibs_board`).
+        cube: that side's cube state (:meth:`bgai.formats.fibs.FIBSState.to_cube_state`).
+
     Returns:
-        ``(board (2, 25) with "you" in row 0, bgai.game.cube.CubeState from your view, you_on_roll)``.
+        ``(board (2, 25) with "you" in row 0, CubeState from your view, you_on_roll)``.
 
     Raises:
-        FIBSBoardError, MatchStateError: an unreadable board or an impossible cube state.
+        FIBSBoardError: an unreadable board.
     """
     fb = parse_fibs_board(board_text)
-    you_on_roll = fb.turn == fb.color
-    board, owner, score = state.board, state.cube_owner, state.score
-    if not you_on_roll:  # the board was read from the view of the side on turn: the one resigning
-        board, score = flip(board), (score[1], score[0])
-        owner = owner if owner == -1 else 1 - owner
-    money = state.match_length == 0
-    cube_state = CubeState(
-        cube_value=state.cube_value,
-        owner=owner,
-        match_length=state.match_length,
-        score=(0, 0) if money else score,
-        crawford=crawford and not money,
-        jacoby=jacoby and money,
-    )
-    return board, cube_state, you_on_roll
+    if fb.turn == fb.color:
+        return state.board, cube, True
+    return flip(state.board), cube.swapped(), False  # the side on turn is the one resigning
 
 
 def format_plain(steps) -> str:
@@ -494,7 +487,8 @@ def serve_external(
     max_connections: int = EXTERNAL_MAX_CONNECTIONS,
     timeout: float = EXTERNAL_TIMEOUT,
 ) -> None:
-    """Serve the external-player protocol until interrupted (Ctrl-C).
+    """Serve the external-player protocol until interrupted (Ctrl-C), with torch and BLAS single-threaded
+    (:func:`bgai.util.threads.limit_threads`: one position per request; a second thread only spins).
 
     Args:
         bot: the bot.
@@ -507,6 +501,7 @@ def serve_external(
     Raises:
         OSError: the address cannot be bound (e.g. the port is in use).  LimitError: bad limits.
     """
+    limit_threads(1)  # one position per request: a second torch/BLAS thread only spins
     with ExternalServer(
         (host, port), bot, seed=seed, scores=scores, max_connections=max_connections, timeout=timeout
     ) as server:

@@ -50,6 +50,11 @@ Errors (the server keeps running):
 * an unknown path (404), a method other than GET (405) and a request whose ``Host`` header is not one of the
   server's names (400, DNS rebinding; :class:`bgai.serve.limits.HostCheck`) get ``{"message": ...}`` too.
 
+Speed: the handlers are ``async`` and answer on the event loop (no hand-off to a worker thread and back per
+request; the bot serialises agent calls anyway, so one request computes at a time either way), and the server
+runs torch and BLAS single-threaded (:func:`serve_http`).  ``scripts/bench_http.py`` measures the latency of
+``/api/plays`` and ``/api/evaluate`` with one client beside the in-process time of the same call.
+
 ``/api/info`` names the served model by its file name and id (SHA-256 prefix), never by its path
 (:mod:`bgai.serve.public`).  Connection limits and idle timeouts: :mod:`bgai.serve.limits`
 (``bgai serve http --max-connections N --timeout S --allow-host NAME``).
@@ -63,11 +68,11 @@ import re
 from typing import Annotated
 
 import numpy as np
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bgai import __version__
@@ -76,7 +81,7 @@ from bgai.core.board import as_batch, flip, is_game_over, result_kind
 from bgai.core.cube_state import CubeState
 from bgai.core.dice import Dice
 from bgai.core.equity import OUTPUTS, swap_perspective
-from bgai.core.position_id import encode_position_id
+from bgai.core.position_id import encode_position_ids
 from bgai.errors import (
     MAX_MESSAGE,
     MAX_QUOTE,
@@ -99,6 +104,7 @@ from bgai.serve.limits import (
     http_server_config,
 )
 from bgai.serve.public import model_info, public_bot
+from bgai.util.threads import limit_threads
 
 __all__ = ["create_app", "serve_http", "STATIC_DIR", "MAX_QUOTE", "MAX_MESSAGE"]
 
@@ -116,7 +122,7 @@ class RequestError(BgaiError):
     """A request that cannot be answered as asked (status 400)."""
 
 
-def _check_repeats(request: Request) -> None:
+async def _check_repeats(request: Request) -> None:
     """Refuse a query parameter given more than once (``p1=2&p1=-2``): which one was meant cannot be known."""
     params = request.query_params
     for key in params:
@@ -182,37 +188,81 @@ def _wildbg_openapi() -> dict:
     return {"parameters": params}
 
 
+def _query_model(model: type[BaseModel]):
+    """A dependency reading ``model`` (a :class:`PositionParams` subclass) from the query string.
+
+    Validates with pydantic directly: FastAPI's own reading of a query-parameter model re-inspects every field's
+    annotation on each request (about a third of a millisecond); the messages are the same (pydantic's errors
+    become a :class:`RequestValidationError` with FastAPI's ``("query", name)`` locations).  The parameters are
+    described in OpenAPI by :func:`_openapi`.
+    """
+    names = tuple(model.model_fields)
+
+    async def read(request: Request) -> BaseModel:
+        params = request.query_params
+        try:
+            return model.model_validate({k: params[k] for k in names if k in params})
+        except ValidationError as exc:
+            raise RequestValidationError([{**e, "loc": ("query", *e["loc"])} for e in exc.errors()]) from None
+
+    return read
+
+
+def _openapi(model: type[BaseModel] | None = None) -> dict:
+    """OpenAPI ``parameters`` of an endpoint: ``model``'s fields (query parameters) and the wildbg board's."""
+    params = []
+    if model is not None:
+        schema = model.model_json_schema()
+        required = set(schema.get("required", ()))
+        for name, prop in schema["properties"].items():
+            params.append({"name": name, "in": "query", "required": name in required, "schema": prop})
+    return {"parameters": params + _wildbg_openapi()["parameters"]}
+
+
 def _num(x: float | None) -> float | None:
     """A JSON number: None for a missing value or NaN (JSON has no NaN)."""
     return None if x is None or x != x else float(x)
 
 
-def _play_json(rp: RankedPlay, rank: int) -> dict:
-    """One ranked play: notation, steps, the agent's value (``score`` in the unit ``score_kind`` names, null for
-    an agent without evaluation), equities and probabilities, the resulting position (mover's view)."""
-    p = rp.play
-    after = np.asarray(p.afterstate, dtype=np.int8)
-    over = bool(is_game_over(after)[0])
-    out = {
-        "rank": rank,
-        "play": p.notation,
-        "steps": [{"from": int(f), "to": int(t), "hit": bool(h)} for f, t, h in p.steps],
-        "score": _num(rp.score),
-        "score_kind": rp.score_kind if rp.score_kind != "none" else None,
-        "equity": _num(rp.equity),
-        "probabilities": None if rp.probabilities is None else dict(zip(OUTPUTS, map(float, rp.probabilities))),
-        "position_id": encode_position_id(after),
-        "board": after.tolist(),
-        "game_over": over,
-    }
-    if rp.cubeful_equity is not None:
-        out["cubeless_equity"] = rp.cubeless_equity
-    if rp.mwc is not None:
-        out["mwc"] = rp.mwc
-    if over:
-        winner, pts = result_kind(after)
-        out["result"] = {"winner": "mover" if int(winner[0]) == 0 else "opponent", "points": int(pts[0])}
-    return out
+def _plays_json(ranked: list[RankedPlay]) -> list[dict]:
+    """The ranked plays, rank 1 first, each: notation, steps, the agent's value (``score`` in the unit
+    ``score_kind`` names, null for an agent without evaluation), equities and probabilities, the resulting
+    position (mover's view).  The afterstates' Position IDs, game-over flags and results are computed for all
+    plays at once (one numpy pass instead of one per play)."""
+    if not ranked:
+        return []
+    after = np.stack([np.asarray(rp.play.afterstate, dtype=np.int8) for rp in ranked])
+    over = is_game_over(after)
+    ids = encode_position_ids(after)
+    boards = after.tolist()
+    results = {}
+    if over.any():
+        winner, pts = result_kind(after[over])
+        results = dict(zip(np.flatnonzero(over).tolist(), zip(winner.tolist(), pts.tolist())))
+    items = []
+    for i, rp in enumerate(ranked):
+        p = rp.play
+        out = {
+            "rank": i + 1,
+            "play": p.notation,
+            "steps": [{"from": int(f), "to": int(t), "hit": bool(h)} for f, t, h in p.steps],
+            "score": _num(rp.score),
+            "score_kind": rp.score_kind if rp.score_kind != "none" else None,
+            "equity": _num(rp.equity),
+            "probabilities": None if rp.probabilities is None else dict(zip(OUTPUTS, map(float, rp.probabilities))),
+            "position_id": ids[i],
+            "board": boards[i],
+            "game_over": i in results,
+        }
+        if rp.cubeful_equity is not None:
+            out["cubeless_equity"] = rp.cubeless_equity
+        if rp.mwc is not None:
+            out["mwc"] = rp.mwc
+        if i in results:
+            winner, pts = results[i]
+            out["result"] = {"winner": "mover" if winner == 0 else "opponent", "points": pts}
+        items.append(out)
+    return items
 
 
 def _cube_json(d: CubeDecision) -> dict:
@@ -341,7 +391,7 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         return JSONResponse(status_code=500, content={"message": f"internal error: {type(exc).__name__}"})
 
     @app.get("/api/info", summary="Server and agent information")
-    def info() -> dict:
+    async def info() -> dict:
         caps = bot.capabilities
         return {
             "name": "bgai",
@@ -354,8 +404,8 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
             "cube_policy": JANOWSKI_POLICY if caps.cube else CONSERVATIVE_POLICY,
         }
 
-    @app.get("/api/plays", summary="All legal plays, ranked best first", openapi_extra=_wildbg_openapi())
-    def plays(request: Request, params: Annotated[PlayParams, Query()]) -> dict:
+    @app.get("/api/plays", summary="All legal plays, ranked best first", openapi_extra=_openapi(PlayParams))
+    async def plays(request: Request, params: Annotated[PlayParams, Depends(_query_model(PlayParams))]) -> dict:
         """Every legal play of the position with the roll, best first by the agent's value.
 
         Each play: standard notation, single-die steps (from 25 = bar, to 0 = off), the agent's ``score`` and
@@ -371,7 +421,7 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         if limit is not None and limit < 1:
             raise RequestError(f"limit must be >= 1, got {limit}")
         ranked = bot.rank_plays(req.board, req.dice, next_rng(), req.cube_state if req.cube_given else None)
-        items = [_play_json(rp, i + 1) for i, rp in enumerate(ranked)]
+        items = _plays_json(ranked)
         if limit is not None:
             items = items[:limit]
         return {
@@ -384,8 +434,8 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         }
 
     @app.get("/api/evaluate", summary="Probabilities, cubeless and cubeful equity of the side on roll",
-             openapi_extra=_wildbg_openapi())
-    def evaluate(request: Request, params: Annotated[CubeStateParams, Query()]) -> dict:
+             openapi_extra=_openapi(CubeStateParams))
+    async def evaluate(request: Request, params: Annotated[CubeStateParams, Depends(_query_model(CubeStateParams))]) -> dict:
         """Cubeless outcome probabilities (win, win gammon, win backgammon, lose gammon, lose backgammon) of the
         side on roll before it rolls, cubeless equity (ppg) and cubeful equity (per unit of the cube; the
         normalised money equity of the match-winning chance in match play), with the cube decision."""
@@ -402,8 +452,8 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
             out.update(mwc=ev.mwc, cubeless_mwc=ev.cubeless_mwc)
         return out
 
-    @app.get("/api/cube", summary="Cube decision for the side on roll", openapi_extra=_wildbg_openapi())
-    def cube(request: Request, params: Annotated[CubeStateParams, Query()]) -> dict:
+    @app.get("/api/cube", summary="Cube decision for the side on roll", openapi_extra=_openapi(CubeStateParams))
+    async def cube(request: Request, params: Annotated[CubeStateParams, Depends(_query_model(CubeStateParams))]) -> dict:
         """Should the side on roll double, and should the opponent take?  Uses bgai.game.cube on the agent's
         probabilities (agents without probabilities: never double, always take).  The position is before the
         roll: a Match ID or XGID with rolled dice (or dice parameters) is refused."""
@@ -415,8 +465,8 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
             )
         return {"state": _state_json(req), **_cube_json(bot.cube_decision(req.board, req.cube_state))}
 
-    @app.get("/api/resign", summary="Accept or reject a resignation", openapi_extra=_wildbg_openapi())
-    def resign(request: Request, params: Annotated[ResignParams, Query()]) -> dict:
+    @app.get("/api/resign", summary="Accept or reject a resignation", openapi_extra=_openapi(ResignParams))
+    async def resign(request: Request, params: Annotated[ResignParams, Depends(_query_model(ResignParams))]) -> dict:
         """Should a side accept its opponent's resignation of ``points`` (1 a single game, 2 a gammon, 3 a
         backgammon, before the cube)?  ``resigns=opponent`` (default): the side on roll decides;
         ``resigns=on_roll``: the side on roll resigns and its opponent decides.  bgai.analysis.resign decides:
@@ -455,7 +505,7 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
             raise InvalidDiceError("Dice values must be between 1 and 6.") from None  # wildbg's message
 
     @app.get("/move", summary="wildbg-compatible: all plays, best first", openapi_extra=_wildbg_openapi())
-    def wildbg_move(request: Request, die1: int, die2: int) -> dict:
+    async def wildbg_move(request: Request, die1: int, die2: int) -> dict:
         board = _wildbg_board(request)
         dice = _wildbg_dice(die1, die2)
         ranked = bot.rank_plays(board, dice, next_rng())
@@ -472,7 +522,7 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         }
 
     @app.get("/eval", summary="wildbg-compatible: probabilities and cube hints", openapi_extra=_wildbg_openapi())
-    def wildbg_eval(request: Request) -> dict:
+    async def wildbg_eval(request: Request) -> dict:
         board = _wildbg_board(request)
         ev = bot.evaluate(board)
         return {"cube": {"double": ev.cube.double, "accept": ev.cube.take},
@@ -532,13 +582,16 @@ def serve_http(
     """Run the HTTP server with uvicorn until interrupted, with bgai's limits (:mod:`bgai.serve.limits`): at most
     ``max_connections`` connections, a connection without a request in progress closed after ``timeout``
     seconds, only requests whose ``Host`` is ``localhost``/``127.0.0.1``/``::1``, ``host`` or one of
-    ``allow_hosts`` (``'*'``: any).
+    ``allow_hosts`` (``'*'``: any).  Torch and BLAS run single-threaded in this process
+    (:func:`bgai.util.threads.limit_threads`): one position per request gains nothing from a second thread, which
+    only spins and adds to the tail latency.
 
     Raises:
         OSError: the address cannot be bound.  LimitError: bad limits.
     """
     import uvicorn
 
+    limit_threads(1)  # one position per request: a second torch/BLAS thread only spins
     app = create_app(bot, seed=seed, hosts=allowed_hosts(host, allow_hosts))
     config = http_server_config(app, host, port, max_connections=max_connections, timeout=timeout, log_level=log_level)
     uvicorn.Server(config).run()

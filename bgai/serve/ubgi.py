@@ -100,6 +100,7 @@ from bgai.formats.request import PositionRequest, detect_format, read_position_r
 from bgai.game.play import MAX_PLIES, DiceStreams, checker_play, finish_games
 from bgai.serve.bot import Bot
 from bgai.serve.public import public_spec
+from bgai.util.threads import limit_threads
 
 __all__ = [
     "UBGIEngine",
@@ -667,7 +668,8 @@ def serve_ubgi(
     stdout: BinaryIO | None = None,
     progress_interval: float = PROGRESS_INTERVAL,
 ) -> int:
-    """Run the UBGI engine on stdin/stdout until ``quit`` or the end of stdin.
+    """Run the UBGI engine on stdin/stdout until ``quit`` or the end of stdin.  Once the agent is built (at
+    ``ubgi``), torch and BLAS run single-threaded (:func:`bgai.util.threads.limit_threads`).
 
     Args:
         spec: the agent spec (built at ``ubgi``; check it first with :func:`check_agent_spec`).
@@ -686,7 +688,12 @@ def serve_ubgi(
         out.write(line.encode("utf-8") + b"\n")
         out.flush()
 
-    engine = UBGIEngine(spec, write, seed=seed, progress_interval=progress_interval)
+    def make_bot(agent_spec: str) -> Bot:
+        bot = Bot.from_spec(agent_spec)
+        limit_threads(1)  # after the agent has loaded torch: one position per request, a second thread only spins
+        return bot
+
+    engine = UBGIEngine(spec, write, seed=seed, make_bot=make_bot, progress_interval=progress_interval)
     status = 0
     with contextlib.redirect_stdout(sys.stderr):
         try:

@@ -2,10 +2,13 @@
 
 :class:`TerminalGame` runs a money session (games until you stop; Jacoby rule) or a match to ``N`` points
 (Crawford rule), with the cube, between you (player 0, ``X``, moving from 24 down to 1 on the bottom of the
-drawing) and a :class:`~bgai.serve.bot.Bot` (player 1, ``O``).  Rules and scoring come from :mod:`bgai.game.match`,
-plays from :mod:`bgai.core.movegen`, notation from :mod:`bgai.core.notation`, the bot's hints and cube decisions
-from :mod:`bgai.analysis.api` (:func:`~bgai.analysis.api.rank_plays` with the match's cube state,
-:func:`~bgai.analysis.api.decide_cube`; agents without probabilities: never double, always take).
+drawing) and a :class:`~bgai.serve.bot.Bot` (player 1, ``O``).  It is a front end only: the game is played by
+:class:`bgai.game.table.Table` (the turns, dice, cube, resignations, scoring, Crawford rule and the game record
+of the game loop :func:`bgai.game.play.play`), with you as a :class:`~bgai.game.table.Player` that asks at the
+prompt and the bot as an :class:`~bgai.game.table.AgentPlayer` (the game loop's cube policy; resignations judged
+by :func:`bgai.analysis.resign.resignation_decision`).  This module reads commands and shows the board, the
+table's events and the bot's hints (:mod:`bgai.analysis.api`: :func:`~bgai.analysis.api.rank_plays` with the
+match's cube state, :func:`~bgai.analysis.api.decide_cube`).
 
 Commands (case-insensitive; short forms in :data:`HELP_TEXT`, which ``help`` prints):
 
@@ -36,7 +39,7 @@ match that starts at a score other than 0-0.  A roll you make and then resign wi
 
 An illegal, ambiguous or unreadable play gets a message saying why and the prompt again.  Every position is
 shown with its GNU Backgammon Position ID (and Match ID), so it can be pasted into other programs.
-All dice come from one ``np.random.Generator`` seeded by the caller.
+All dice come from one ``np.random.Generator`` seeded by the caller (drawn as the game loop draws a unit's dice).
 """
 
 from __future__ import annotations
@@ -44,36 +47,24 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from bgai.core.board import flip, is_game_over, render, result_kind, starting_board
+from bgai.core.board import flip, render
 from bgai.core.cube_state import CubeState
 from bgai.core.movegen import Play, parse_play
 from bgai.core.position_id import encode_position_id
 from bgai.errors import AmbiguousMoveError, BgaiError, IllegalMoveError, NotationError
 from bgai.formats.match_id import encode_match_id
 from bgai.formats.matchfile import match_format, write_match
-from bgai.formats.matchrecord import (
-    AcceptResign,
-    Action,
-    Double,
-    Drop,
-    GameRecord,
-    GameReplay,
-    MatchRecord,
-    Move,
-    RejectResign,
-    Resign,
-    Take,
-)
+from bgai.formats.matchrecord import MatchRecord
 from bgai.formats.request import PositionRequest, read_position_request
 from bgai.game.match import Match, MatchRules
+from bgai.game.table import DOUBLE, ROLL, AgentPlayer, Event, Player, ResignOffer, Table
 from bgai.serve.bot import Bot
 
-__all__ = ["TerminalGame", "Quit", "StartPosition", "start_from_request", "PLAYER_NAMES", "play_in_terminal"]
+__all__ = ["TerminalGame", "Quit", "PLAYER_NAMES", "play_in_terminal"]
 
 #: What ``help`` prints at any prompt.
 HELP_TEXT = """\
@@ -124,30 +115,12 @@ class Quit(Exception):
     """The player typed ``quit`` (or the input ended)."""
 
 
-@dataclass(frozen=True, eq=False)
-class StartPosition:
-    """Where the first game starts (:func:`start_from_request`).
+def _start_from_request(req: PositionRequest, match_length: int) -> tuple[Match, tuple]:
+    """The match and the first game's start ``(setup from your view, side to act, dice)`` of a session from a
+    position request: you are the side to act (the side on roll, or with a double pending the side doubled).
 
-    Attributes:
-        board: ``(2, 25)`` int8 from your view (row 0 = you, the side to act).
-        dice: your roll, or None (before your roll, or answering the bot's double).
-        bot_doubled: the bot has doubled: you take or drop first.
-        source: the position text as given (shown when the game starts).
-    """
-
-    board: np.ndarray
-    dice: tuple[int, int] | None
-    bot_doubled: bool
-    source: str
-
-
-def start_from_request(req: PositionRequest, match_length: int = 0, source: str = "") -> tuple[Match, StartPosition]:
-    """The match state and first position of a session that starts from a position request.
-
-    You are the side to act: the side on roll, or with a double pending the side doubled.  The cube, score,
-    match length, Crawford game, Jacoby rule and money cube limit come from the position's own fields (Match
-    ID, XGID, FIBS board); a position without them (a bare Position ID or wildbg board) starts a money game, or
-    with ``match_length`` a match to that length at 0-0, with a centred cube.
+    The cube, score, match length, Crawford game, Jacoby rule and money cube limit come from the position's own
+    fields; a position without them starts a money game, or with ``match_length`` a match to that length at 0-0.
 
     Raises:
         BgaiError: ``match_length`` differs from the position's match length; a state the match rules refuse.
@@ -159,76 +132,43 @@ def start_from_request(req: PositionRequest, match_length: int = 0, source: str 
             raise BgaiError(f"--match {match_length} conflicts with the position, which is {have}")
     elif match_length:
         cs = CubeState(match_length=match_length)
-    board, state = np.array(req.board), cs
-    if req.double_offered:  # you are the side doubled; the bot (the doubler) is on roll
-        board, state = flip(board), cs.swapped()
-    if state.is_money:
-        rules = MatchRules.money(jacoby=state.jacoby, cube_limit=state.cube_limit)
-    else:
-        rules = MatchRules.match(state.match_length, met_name=state.met_name)
-    length = state.match_length
-    match = Match(
-        rules=rules,
-        score=state.score,
-        cube_value=state.cube_value,
-        cube_owner=state.owner,  # relative to you (0) = absolute: you are player 0, the bot player 1
-        crawford=state.crawford,
-        crawford_done=bool(length) and not state.crawford and (length - 1) in state.score,
-        offered_by=BOT if req.double_offered else None,
-    )
-    dice = None if req.dice is None else req.dice.as_tuple()
-    return match, StartPosition(board=board.astype(np.int8), dice=dice, bot_doubled=req.double_offered,
-                                source=source)
+    side = BOT if req.double_offered else HUMAN  # the side on roll of the request: the doubler, when doubled
+    match = Match.from_cube_state(cs, side, double_offered=req.double_offered)
+    board = np.array(req.board, dtype=np.int8)
+    dice = None if req.dice is None or req.double_offered else req.dice.as_tuple()
+    return match, (board if side == HUMAN else flip(board), side, dice)
 
 
-class _Recorder:
-    """The games of a session as match-record actions, checked as they happen (:class:`GameReplay`)."""
+class _You(Player):
+    """You at the table: every decision is asked at the prompt of the :class:`TerminalGame`."""
 
-    def __init__(self, length: int, rules: MatchRules) -> None:
-        money = rules.is_money
-        self.shell = MatchRecord(players=PLAYER_NAMES, length=length, crawford=None if money else rules.crawford,
-                                 jacoby=rules.jacoby if money else False)
-        self.games: list[GameRecord] = []
-        self.replay: GameReplay | None = None
-        self.setup = None
-        self.broken: str | None = None
+    def __init__(self, game: "TerminalGame") -> None:
+        self.game = game
 
-    def start(self, number: int, score: tuple[int, int], crawford: bool, setup: np.ndarray | None) -> None:
-        self.setup = None if setup is None else tuple(tuple(int(x) for x in row) for row in setup)
-        try:
-            self.replay = GameReplay(self.shell, number, score, crawford, setup)
-        except BgaiError as exc:  # pragma: no cover - a bug: recording stops, play goes on
-            self.broken, self.replay = str(exc), None
+    def before_roll(self, table, me):
+        return self.game.ask_before_roll()
 
-    def add(self, action: Action) -> None:
-        if self.replay is None or self.broken:
-            return
-        try:
-            self.replay.apply(action)
-        except BgaiError as exc:  # pragma: no cover - a bug: recording stops, play goes on
-            self.broken = str(exc)
+    def answer_double(self, table, me):
+        return self.game.ask_take()
 
-    def _current(self) -> GameRecord | None:
-        r = self.replay
-        if r is None or not r.actions:
-            return None
-        return GameRecord(number=r.number, score=r.score, crawford=r.crawford, actions=tuple(r.actions),
-                          result=r.result, setup=self.setup)
+    def choose_play(self, table, me, plays):
+        return self.game.ask_play(table.dice, plays)
 
-    def finish(self) -> None:
-        g = self._current()
-        if g is not None and not self.broken:
-            self.games.append(g)
-        self.replay = None
 
-    def record(self) -> MatchRecord:
-        games = list(self.games)
-        g = self._current()
-        if g is not None:
-            games.append(g)
-        s = self.shell
-        return MatchRecord(players=s.players, length=s.length, games=tuple(games), crawford=s.crawford,
-                           jacoby=s.jacoby)
+class _BotPlayer(AgentPlayer):
+    """The bot at the table: the game loop's agent player; resignations judged by
+    :func:`bgai.analysis.resign.resignation_decision` (:meth:`Bot.resignation`), the last decision kept to be shown."""
+
+    def __init__(self, bot: Bot, rng: np.random.Generator) -> None:
+        super().__init__(bot.agent, rng)
+        self.bot = bot
+        self.last_resignation = None
+
+    def answer_resignation(self, table, me, points):
+        dec = self.bot.resignation(table.view(me), table.match.cube_state(me), points,
+                                   decider_on_roll=table.turn == me)
+        self.last_resignation = dec
+        return dec.accept
 
 
 class TerminalGame:
@@ -237,9 +177,19 @@ class TerminalGame:
     Args:
         bot: the opponent.
         match_length: 0 for a money session, else points to win.
-        rng: the dice.
+        rng: the dice (and the bot's random choices).
         ask: reads one answer given a prompt (default :func:`input`; EOF ends the session).
         say: prints one block of text (default :func:`print` to stdout, flushed).
+        start: the first game starts from this position (see the module docstring).
+        start_text: the position as typed (shown when the game starts).
+        save_path: the match file written by :meth:`save_at_end`.
+
+    Attributes:
+        table: the :class:`~bgai.game.table.Table` that plays the games; :attr:`match`, :attr:`board` (from your
+            view), :attr:`turn` and :attr:`dice` are its own.
+
+    Raises:
+        BgaiError: see :func:`play_in_terminal`.
     """
 
     def __init__(
@@ -254,34 +204,54 @@ class TerminalGame:
         start_text: str = "",
         save_path: str | None = None,
     ) -> None:
-
         self.bot = bot
-        self._start: StartPosition | None = None
+        self._start: tuple | None = None
         if start is not None:
-            self.match, self._start = start_from_request(start, match_length, start_text)
+            match, self._start = _start_from_request(start, match_length)
         else:
-            rules = MatchRules.match(match_length) if match_length else MatchRules.money(jacoby=True)
-            self.match = Match(rules=rules)
+            match = Match(rules=MatchRules.match(match_length) if match_length else MatchRules.money(jacoby=True))
+        self._start_text = start_text
         self.rng = rng
         self._ask = ask or input
         self._say = say or (lambda s: print(s, flush=True))
-        self.board = starting_board()  # from your view: row 0 = you
-        self.dice: tuple[int, int] | None = None
-        self.turn = HUMAN
-        r = self.match.rules
-        self._recorder = _Recorder(0 if r.is_money else r.length, r)
-        self._unrecordable: str | None = None
-        m = self.match
-        if self._start is not None and (m.cube_value != 1 or m.score != (0, 0)):
-            what = [f"the score {m.score[0]}-{m.score[1]}"] if m.score != (0, 0) else []
-            if m.cube_value != 1:
-                what.append(f"the cube on {m.cube_value}")
-            self._unrecordable = (f"the position starts the session with {' and '.join(what)}, and a match record "
-                                  "starts at 0-0 with a centred cube: this session cannot be saved")
-        self._last_raw = ""
+        self._bot = _BotPlayer(bot, rng)
+        self.table = Table((_You(self), self._bot), rng, match, on_event=self._show_event, names=PLAYER_NAMES)
         self.save_path = save_path
         if save_path is not None:
             self.check_save_path(save_path)
+
+    # -------------------------------------------------------------------------------------- the table's state
+    @property
+    def match(self) -> Match:
+        """The cube and score (:attr:`Table.match`)."""
+        return self.table.match
+
+    @match.setter
+    def match(self, value: Match) -> None:
+        self.table.match = value
+
+    @property
+    def board(self) -> np.ndarray:
+        """``(2, 25)`` int8 position from your view (row 0 = you)."""
+        return self.table.board
+
+    @board.setter
+    def board(self, value: np.ndarray) -> None:
+        self.table.board = np.array(value, dtype=np.int8)
+
+    @property
+    def turn(self) -> int:
+        """The side to act: :data:`HUMAN` (0) or :data:`BOT` (1)."""
+        return self.table.turn
+
+    @turn.setter
+    def turn(self, value: int) -> None:
+        self.table.turn = value
+
+    @property
+    def dice(self) -> tuple[int, int] | None:
+        """The roll of the side on turn, or None before it is rolled."""
+        return self.table.dice
 
     # ------------------------------------------------------------------------------------------------- I/O
     def say(self, text: str) -> None:
@@ -293,13 +263,8 @@ class TerminalGame:
         except EOFError:
             raise Quit from None
 
-    def roll(self) -> tuple[int, int]:
-        d = self.rng.integers(1, 7, size=2)
-        return int(max(d)), int(min(d))  # written higher die first
-
     # ------------------------------------------------------------------------------------------- drawing
     def _ids(self) -> str:
-
         mover_board = self.board if self.turn == HUMAN else flip(self.board)
         dice = self.dice or (0, 0)
         try:
@@ -331,6 +296,76 @@ class TerminalGame:
         lines.append(self._ids())
         self.say("\n".join(lines))
 
+    def _show_event(self, e: Event) -> None:
+        """Say what happened at the table."""
+        you = e.player == HUMAN
+        if e.kind == "start":
+            self._show_start(e)
+        elif e.kind == "roll" and you:
+            self.show()
+        elif e.kind == "move":
+            self._show_move(e)
+        elif e.kind == "double" and not you:
+            self.show()
+            self.say(f"bgai doubles to {2 * self.match.cube_value}.")
+        elif e.kind == "take":
+            self.say(f"You take: the cube is on {self.match.cube_value}, yours." if you else
+                     f"You double.  bgai takes: the cube is on {self.match.cube_value}, owned by bgai.")
+        elif e.kind == "pass" and not you:
+            self.say("You double.  bgai drops.")
+        elif e.kind in ("accept", "reject") and not you:
+            self._show_resignation_answer(e)
+        elif e.kind == "end":
+            self._show_end(e)
+
+    def _show_start(self, e: Event) -> None:
+        n = self.match.games + 1
+        if e.opening is None:
+            where = f" {self._start_text}" if self._start_text else ""
+            doubled = self.match.offered_by is not None
+            self.say(f"\nGame {n}, from the position{where}: you are X, "
+                     + ("answering bgai's double." if doubled else "on roll."))
+            return
+        a, b = e.opening
+        self.say(f"\nGame {n}.  Opening roll: you {a}, bgai {b}: "
+                 + ("you play first." if e.player == HUMAN else "bgai plays first."))
+
+    def _show_move(self, e: Event) -> None:
+        d = e.dice
+        if e.player == HUMAN:
+            self.say(f"You rolled {d[0]}-{d[1]}: no legal play." if e.play is None else f"You play {e.play.notation}.")
+        elif e.play is None:
+            self.say(f"bgai rolls {d[0]}-{d[1]}: no legal play.")
+        else:
+            self.say(f"bgai rolls {d[0]}-{d[1]} and plays {e.play.notation}.")
+
+    def _show_resignation_answer(self, e: Event) -> None:
+        dec = self._bot.last_resignation
+        if math.isnan(dec.equity_if_played):  # an agent without probabilities cannot value playing on
+            why = ("bgai's agent gives no probabilities, so it accepts only what nothing can beat (a "
+                   "backgammon, or the match)")
+        elif self.match.rules.is_money:
+            why = (f"accepting gives bgai {dec.equity_if_accepted:g} point(s); playing on is worth "
+                   f"{dec.equity_if_played:+.3f}")
+        else:
+            why = (f"bgai's match-winning chance: {100 * dec.equity_if_accepted:.1f}% if it accepts, "
+                   f"{100 * dec.equity_if_played:.1f}% playing on")
+        if e.kind == "reject":
+            self.say(f"You offer to resign {KINDS[e.points]}.  bgai rejects ({why}): play on.")
+        else:
+            self.say(f"You offer to resign {KINDS[e.points]}.  bgai accepts ({why}).")
+
+    def _show_end(self, e: Event) -> None:
+        out = e.outcome
+        pts = f"{out.points} point{'s' if out.points != 1 else ''}"
+        if e.how == "passed":
+            self.say(f"{'You' if out.winner == HUMAN else 'bgai'} win{'' if out.winner == HUMAN else 's'} {pts} "
+                     "(double dropped).")
+            return
+        if e.how == "played":
+            self.show()
+        self.say(f"{'You win' if out.winner == HUMAN else 'bgai wins'} {KINDS[out.kind]}: {pts}.")
+
     # ------------------------------------------------------------------------------------------ the game
     def run(self) -> int:
         """Play until the match ends, or until you stop (money: after each game you are asked).  Returns 0."""
@@ -357,139 +392,60 @@ class TerminalGame:
 
     def _yes(self, prompt: str) -> bool:
         while True:
-            self._last_raw = self.ask(prompt).strip()
-            a = self._last_raw.lower()
+            raw = self.ask(prompt).strip()
+            a = raw.lower()
             if a in ("y", "yes", ""):
                 return True
             if a in ("n", "no", "q", "quit"):
                 return False
             if a.split()[:1] == ["save"]:
-                self._save_command(self._last_raw)
+                self._save_command(raw)
                 continue
             self.say("Please answer y or n.")
 
-    def play_game(self, start: StartPosition | None = None) -> None:
-        """One game, from the opening roll (or ``start``) to its end (a finished game or a dropped double)."""
-        m = self.match
-        if start is not None:
-            self._recorder.start(m.games + 1, m.score, m.crawford, start.board)
-            self.board = np.array(start.board)
-            self.dice = None
-            self.turn = HUMAN
-            where = f" {start.source}" if start.source else ""
-            self.say(f"\nGame {m.games + 1}, from the position{where}: you are X, "
-                     + ("answering bgai's double." if start.bot_doubled else "on roll."))
-            if start.bot_doubled:
-                self._recorder.add(Double(BOT))
-                self.turn = BOT
-                if self._answer_bot_double() is not None:
-                    return
-                dice = None
-            else:
-                dice = start.dice
-            self._play_turns(dice)
-            return
-        self._recorder.start(m.games + 1, m.score, m.crawford, None)
-        self.board = starting_board()
-        self.dice = None
-        while True:
-            a, b = self.roll()
-            if a != b:
-                break
-            self.say(f"Opening roll: you {a}, bgai {b}: equal, rolling again.")
-        self.turn = HUMAN if a > b else BOT
-        self.say(
-            f"\nGame {self.match.games + 1}.  Opening roll: you {a}, bgai {b}: "
-            + ("you play first." if self.turn == HUMAN else "bgai plays first.")
-        )
-        self._play_turns((a, b) if a > b else (b, a))
-
-    def _play_turns(self, dice: tuple[int, int] | None) -> None:
-        """Turns until the game ends, from the present position and ``self.turn`` (with ``dice`` rolled)."""
-        while True:
-            if self.turn == HUMAN:
-                outcome = self._human_turn(dice)
-            else:
-                outcome = self._bot_turn(dice)
-            dice = None
-            if outcome is not None:
-                return
-            self.turn = BOT if self.turn == HUMAN else HUMAN
-
-    def _end(self, winner: int, kind: int | None) -> str:
-        """End the game (``kind`` None: a dropped double); report and return the message."""
-        if kind is None:
-            self.match, out = self.match.pass_double()
-            text = f"{'You' if winner == HUMAN else 'bgai'} win{'' if winner == HUMAN else 's'} {out.points} point{'s' if out.points != 1 else ''} (double dropped)."
+    def play_game(self, start: tuple | None = None) -> None:
+        """One game, from the opening roll (or ``start``: ``(setup from your view, side to act, dice)``) to its
+        end (a finished game, a dropped double or an accepted resignation)."""
+        if start is None:
+            self.table.start_game()
         else:
-            self.match, out = self.match.end_game(winner, kind)
-            text = (
-                f"{'You win' if winner == HUMAN else 'bgai wins'} {KINDS[kind]}: "
-                f"{out.points} point{'s' if out.points != 1 else ''}."
-            )
-        self.dice = None
-        self._recorder.finish()
-        self.say(text)
-        return text
+            setup, side, dice = start
+            self.table.start_game(setup, turn=side, dice=dice)
+        self.table.play_game()
+
+    def _human_turn(self, dice: tuple[int, int] | None):
+        """Your turn from the present position (``dice`` already rolled, or None: cube decision first); the
+        game's outcome when it ended, else None."""
+        self.table.turn = HUMAN
+        self.table.dice = dice
+        return self.table.play_turn()
 
     # ------------------------------------------------------------------------------------------- your turn
-    def _human_turn(self, dice: tuple[int, int] | None) -> str | None:
-        if dice is None and self.match.can_double(HUMAN):
-            self.dice = None
-            self.show()
-            res = self._human_before_roll()
-            if res is not None:
-                return res
-        if dice is None:  # rolled, or rolled for you when you cannot double (as GNU Backgammon does)
-            dice = self.roll()
-        self.dice = dice
-        plays = self.bot.legal_plays(self.board, dice)
+    def ask_before_roll(self) -> str | ResignOffer:
+        """Commands before your roll, when you may double (roll, double, resign, hint, ...): :data:`ROLL`,
+        :data:`DOUBLE` or your offer to resign."""
         self.show()
-        if not plays:
-            self.say(f"You rolled {dice[0]}-{dice[1]}: no legal play.")
-            self._recorder.add(Move(HUMAN, dice))
-            return None
-        play = self._ask_play(dice, plays)
-        if isinstance(play, str):
-            return play
-        self.board = np.array(play.afterstate)
-        self.dice = None
-        self._recorder.add(Move(HUMAN, dice, play.steps))
-        self.say(f"You play {play.notation}.")
-        if is_game_over(self.board)[0]:
-            _, kind = result_kind(self.board)
-            self.show()
-            return self._end(HUMAN, int(kind[0]))
-        return None
-
-    def _human_before_roll(self) -> str | None:
-        """Commands before your roll (roll, double, resign, hint, ...); the end-of-game message or None to roll."""
         while True:
-            can = self.match.can_double(HUMAN)
-            prompt = "roll or double> " if can else "roll> "
-            raw = self.ask(prompt).strip()
+            raw = self.ask("roll or double> ").strip()
             cmd = raw.lower()
             if cmd in ("", "r", "ro", "rol", "roll"):
-                return None
-            if "double".startswith(cmd) and len(cmd) >= 1 and cmd[0] == "d":
-                if not can:
-                    self.say(f"You cannot double now ({self._why_no_double(HUMAN)}).")
-                    continue
-                return self._human_doubles()
+                return ROLL
+            if "double".startswith(cmd) and cmd[0] == "d":
+                return DOUBLE
             if self._common(cmd, raw):
                 continue
             if cmd.startswith("resign"):
-                res = self._human_resigns(cmd)
-                if res is not None:
-                    return res
+                offer = self._resign_offer(cmd)
+                if offer is not None:
+                    return offer
                 continue
             if cmd.startswith("h"):
-                self._cube_hint(HUMAN)
+                self._cube_hint()
                 continue
             self.say(f"Unknown command {cmd!r}: type 'roll', 'double', 'hint', 'board', 'score' or 'quit'.")
 
-    def _ask_play(self, dice: tuple[int, int], plays: Sequence[Play]) -> Play | str:
-        """Ask for your play until a legal one is given; the play, or the end-of-game message (a resignation)."""
+    def ask_play(self, dice: tuple[int, int], plays: Sequence[Play]) -> Play | ResignOffer:
+        """Ask for your play until a legal one is given; the play, or your offer to resign."""
         while True:
             text = self.ask(f"your play ({dice[0]}-{dice[1]})> ").strip()
             low = text.lower()
@@ -498,13 +454,29 @@ class TerminalGame:
             if self._play_prompt_command(low, text, dice, plays):
                 continue
             if low.startswith("resign"):
-                res = self._human_resigns(low)
-                if res is not None:
-                    return res
+                offer = self._resign_offer(low)
+                if offer is not None:
+                    return offer
                 continue
             play = self._parse_human_play(text, dice)
             if play is not None:
                 return play
+
+    def ask_take(self) -> bool:
+        """You take (True) or drop (False) the bot's pending double."""
+        while True:
+            raw = self.ask("take or drop> ").strip()
+            cmd = raw.lower()
+            if cmd in ("t", "ta", "tak", "take", "a", "accept"):
+                return True
+            if cmd in ("d", "dr", "dro", "drop", "p", "pass", "reject"):
+                return False
+            if cmd in ("h", "hint"):
+                self._take_hint()
+                continue
+            if self._common(cmd, raw):
+                continue
+            self.say("Answer 'take' or 'drop' (or 'hint', 'board', 'quit').")
 
     def _play_prompt_command(self, low: str, text: str, dice: tuple[int, int], plays: Sequence[Play]) -> bool:
         """Handle hint / moves / the common commands at the play prompt; True when ``low`` was one."""
@@ -548,71 +520,25 @@ class TerminalGame:
             return True
         return False
 
-    def _why_no_double(self, player: int) -> str:
-        m = self.match
-        if m.crawford:
-            return "no doubling in the Crawford game"
-        if m.cube_owner not in (-1, player):
-            return "bgai owns the cube" if player == HUMAN else "you own the cube"
-        return "the cube is not available"
-
-    def _human_doubles(self) -> str | None:
-        m = self.match
-        cs = m.cube_state(BOT)
-        self.match = m.offer_double(HUMAN)
-        self._recorder.add(Double(HUMAN))
-        decision = self.bot.cube_decision(flip(self.board), cs, doubled=True)
-        if decision.take:
-            self.match = self.match.take()
-            self._recorder.add(Take(BOT))
-            self.say(f"You double.  bgai takes: the cube is on {self.match.cube_value}, owned by bgai.")
-            return None
-        self._recorder.add(Drop(BOT))
-        self.say("You double.  bgai drops.")
-        return self._end(HUMAN, None)
-
-    def _human_resigns(self, cmd: str) -> str | None:
-        """You offer to resign (``resign [1|2|3|single|gammon|backgammon]``) at your turn; the bot decides.
-        Returns the end-of-game message when it accepts, else None (the game goes on)."""
+    def _resign_offer(self, cmd: str) -> ResignOffer | None:
+        """Your offer from ``resign [1|2|3|single|gammon|backgammon]``, or None after saying how to write it."""
         words = cmd.split()
         what = words[1] if len(words) > 1 else "1"
         points = RESIGN_WORDS.get(what)
         if words[0] != "resign" or len(words) > 2 or points is None:
             self.say("Write 'resign' (a single game), 'resign 2' (a gammon) or 'resign 3' (a backgammon).")
             return None
-        cs = self.match.cube_state(BOT)
-        dec = self.bot.resignation(flip(self.board), cs, points, decider_on_roll=False)
-        if math.isnan(dec.equity_if_played):  # an agent without probabilities cannot value playing on
-            why = ("bgai's agent gives no probabilities, so it accepts only what nothing can beat (a "
-                   "backgammon, or the match)")
-        elif cs.is_money:
-            why = (f"accepting gives bgai {dec.equity_if_accepted:g} point(s); playing on is worth "
-                   f"{dec.equity_if_played:+.3f}")
-        else:
-            why = (f"bgai's match-winning chance: {100 * dec.equity_if_accepted:.1f}% if it accepts, "
-                   f"{100 * dec.equity_if_played:.1f}% playing on")
-        self._recorder.add(Resign(HUMAN, points))
-        if not dec.accept:
-            self._recorder.add(RejectResign(BOT))
-            self.say(f"You offer to resign {KINDS[points]}.  bgai rejects ({why}): play on.")
-            return None
-        self._recorder.add(AcceptResign(BOT))
-        self.say(f"You offer to resign {KINDS[points]}.  bgai accepts ({why}).")
-        return self._end(BOT, points)
+        return ResignOffer(points)
 
     # ------------------------------------------------------------------------------------------------ saving
     def record(self) -> MatchRecord:
         """The games so far, the one in progress included (unfinished), as a :class:`MatchRecord` (player 0 you,
-        player 1 the bot).
+        player 1 the bot): :meth:`bgai.game.table.Table.record`.
 
         Raises:
             BgaiError: the session cannot be recorded (see the module docstring).
         """
-        if self._unrecordable:
-            raise BgaiError(self._unrecordable)
-        if self._recorder.broken:  # pragma: no cover - a bug
-            raise BgaiError(f"the game record is broken: {self._recorder.broken}")
-        return self._recorder.record()
+        return self.table.record()
 
     def check_save_path(self, path: str) -> str:
         """The match file format of ``path`` (``'mat'`` or ``'sgf'``), checked against this session.
@@ -622,10 +548,8 @@ class TerminalGame:
                 cannot be recorded.
         """
         fmt = match_format(path)
-        if self._unrecordable:
-            raise BgaiError(self._unrecordable)
-        if fmt == "mat" and (self._start is not None or any(g.setup for g in self._recorder.games)
-                             or self._recorder.setup is not None):
+        self.table.check_recordable()
+        if fmt == "mat" and (self._start is not None or self.table.has_setup):
             raise BgaiError(f"{path}: a .mat file cannot hold a game that starts from a set-up position "
                             "(--position): save as .sgf")
         return fmt
@@ -676,10 +600,9 @@ class TerminalGame:
         print(f"Saved {n} game{'s' if n != 1 else ''} to {self.save_path}.", file=sys.stderr)
         return 0
 
-    def _cube_hint(self, player: int) -> None:
-        cs = self.match.cube_state(player)
-        board = self.board if player == HUMAN else flip(self.board)
-        d = self.bot.cube_decision(board, cs)
+    # ------------------------------------------------------------------------------------------------- hints
+    def _cube_hint(self) -> None:
+        d = self.bot.cube_decision(self.board, self.match.cube_state(HUMAN))
         if d.no_double is None:
             self.say(f"{self.bot.spec} has no evaluation of cube decisions (its policy: {d.action.lower()}).")
             return
@@ -709,62 +632,6 @@ class TerminalGame:
             else:
                 rows.append(f"  {i + 1}. {rp.play.notation}")
         self.say(f"bgai ({self.bot.spec}) would play:\n" + "\n".join(rows))
-
-    # ---------------------------------------------------------------------------------------------- bot turn
-    def _bot_turn(self, dice: tuple[int, int] | None) -> str | None:
-        bot_board = flip(self.board)
-        if dice is None:
-            m = self.match
-            if m.can_double(BOT):
-                if self.bot.cube_decision(bot_board, m.cube_state(BOT)).double:
-                    res = self._bot_doubles()
-                    if res is not None:
-                        return res
-            dice = self.roll()
-        self.dice = dice
-        play = self.bot.choose_play(bot_board, dice, self.rng)
-        if play is None:
-            self.say(f"bgai rolls {dice[0]}-{dice[1]}: no legal play.")
-            self._recorder.add(Move(BOT, dice))
-            self.dice = None
-            return None
-        self._recorder.add(Move(BOT, dice, play.steps))
-        self.board = flip(np.array(play.afterstate))
-        self.dice = None
-        self.say(f"bgai rolls {dice[0]}-{dice[1]} and plays {play.notation}.")
-        after = np.array(play.afterstate)
-        if is_game_over(after)[0]:
-            _, kind = result_kind(after)
-            self.show()
-            return self._end(BOT, int(kind[0]))
-        return None
-
-    def _bot_doubles(self) -> str | None:
-        self.match = self.match.offer_double(BOT)
-        self._recorder.add(Double(BOT))
-        return self._answer_bot_double()
-
-    def _answer_bot_double(self) -> str | None:
-        """You take or drop the bot's pending double; the end-of-game message after a drop, else None."""
-        self.show()
-        self.say(f"bgai doubles to {2 * self.match.cube_value}.")
-        while True:
-            raw = self.ask("take or drop> ").strip()
-            cmd = raw.lower()
-            if cmd in ("t", "ta", "tak", "take", "a", "accept"):
-                self.match = self.match.take()
-                self._recorder.add(Take(HUMAN))
-                self.say(f"You take: the cube is on {self.match.cube_value}, yours.")
-                return None
-            if cmd in ("d", "dr", "dro", "drop", "p", "pass", "reject"):
-                self._recorder.add(Drop(HUMAN))
-                return self._end(BOT, None)
-            if cmd in ("h", "hint"):
-                self._take_hint()
-                continue
-            if self._common(cmd, raw):
-                continue
-            self.say("Answer 'take' or 'drop' (or 'hint', 'board', 'quit').")
 
     def _take_hint(self) -> None:
         cs = self.match.cube_state(HUMAN)  # the cube before the double, from your (the taker's) view

@@ -1,0 +1,215 @@
+"""Benchmark the latency of bgai's HTTP API with one client, beside the in-process time of the same call.
+
+The script starts ``python -m bgai serve http`` (the interpreter and ``PYTHONPATH`` of this process, so
+``PYTHONPATH=/other/checkout python scripts/bench_http.py`` measures that checkout's server) on a free local
+port, waits until ``/api/info`` answers, and sends requests one after another over one keep-alive connection
+(``http.client``), timing each from send to the last byte of the answer (wall clock):
+
+* ``/api/plays?position_id=...&dice=31`` and ``dice=66``: all legal plays ranked at 0-ply (the served agent's
+  ply; the shipped model by default);
+* ``/api/evaluate?position_id=...``: probabilities, equities and cube decision before the roll.
+
+Positions: seeded pubeval-vs-pubeval self-play (positions before a roll, distinct, from the third play on);
+every request of a row uses another position, and the positions where the roll has no legal play are skipped.
+Beside each HTTP row, the same work in this process without the web layer: :meth:`bgai.serve.bot.Bot.rank_plays`
+/ :meth:`~bgai.serve.bot.Bot.evaluate` on the same positions (numpy's BLAS and torch limited to one thread, as
+the server does), so ``HTTP - in-process`` is the cost of the web layer (request parsing, JSON, uvicorn, the
+socket).  Rows print the median (p50) and 90th percentile (p90) over the requests, after ``--warmup`` untimed
+requests; the HTTP and in-process passes alternate over ``--rounds`` rounds.  ``server CPU/request``: the
+server process's CPU time (user + system, ``/proc``, 10 ms ticks) over a row's HTTP requests divided by their
+number -- the web layer's cost without the waits of a busy machine.
+
+Usage: ``python scripts/bench_http.py [--agent default] [--requests 200] [--rounds 3] [--warmup 30] [--seed 1]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+
+import numpy as np
+
+from bgai.agents.pubeval import PubevalAgent
+from bgai.agents.registry import resolve_spec
+from bgai.core.board import flip, is_game_over, starting_board
+from bgai.core.dice import Dice
+from bgai.core.movegen import afterstates
+from bgai.core.position_id import encode_position_id
+from bgai.serve.bot import Bot
+from bgai.util.threads import limit_threads
+
+
+def selfplay_positions(total: int, seed: int, games: int = 64) -> np.ndarray:
+    """``total`` distinct positions (side on roll in row 0) from seeded pubeval self-play, shuffled."""
+    rng = np.random.default_rng(seed)
+    agent = PubevalAgent()
+    boards = np.broadcast_to(starting_board(), (games, 2, 25)).copy()
+    age = np.zeros(games, dtype=np.int64)
+    seen: dict[bytes, np.ndarray] = {}
+    while len(seen) < total:
+        for b in boards[age >= 2]:
+            seen.setdefault(b.tobytes(), b.copy())
+        dice = rng.integers(1, 7, size=(games, 2))
+        boards = flip(agent.choose(boards, dice, rng))
+        age += 1
+        over = is_game_over(boards)
+        boards[over] = starting_board()
+        age[over] = 0
+    out = np.array(list(seen.values()), dtype=np.int8)
+    return out[rng.permutation(len(out))[:total]]
+
+
+def with_plays(boards: np.ndarray, roll: tuple[int, int]) -> np.ndarray:
+    """The boards where ``roll`` moves at least one checker."""
+    dice = np.broadcast_to(np.asarray(roll, dtype=np.int64), (len(boards), 2))
+    after, src = afterstates(boards, dice, validate=False)
+    moved = np.zeros(len(boards), dtype=bool)
+    moved[src[np.any(after != boards[src], axis=(1, 2))]] = True
+    return boards[moved]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(agent: str, port: int) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "bgai", "serve", "http", "--host", "127.0.0.1", "--port", str(port),
+           "--agent", agent]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited with status {proc.returncode}: {proc.stderr.read().decode()[-2000:]}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            conn.request("GET", "/api/info")
+            if conn.getresponse().status == 200:
+                conn.close()
+                return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("server did not answer within 120 s")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux ``/proc``; NaN elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def get(conn: http.client.HTTPConnection, path: str) -> tuple[float, dict]:
+    """Seconds from sending the request to the last byte of the answer, and the decoded answer."""
+    t = time.perf_counter()
+    conn.request("GET", path)
+    resp = conn.getresponse()
+    body = resp.read()
+    dt = time.perf_counter() - t
+    if resp.status != 200:
+        raise SystemExit(f"{path}: status {resp.status}: {body[:500]!r}")
+    return dt, json.loads(body)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--agent", default="default", help="agent spec served (default: the shipped model)")
+    ap.add_argument("--requests", type=int, default=200, help="timed requests per row and round")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=30)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+
+    spec = resolve_spec(args.agent)
+    n = args.requests * args.rounds + args.warmup
+    pool = selfplay_positions(3 * n, args.seed)
+    rows = {
+        "plays 3-1": ("/api/plays?position_id={}&dice=31", with_plays(pool, (3, 1))[:n], Dice.parse("31")),
+        "plays 6-6": ("/api/plays?position_id={}&dice=66", with_plays(pool, (6, 6))[:n], Dice.parse("66")),
+        "evaluate": ("/api/evaluate?position_id={}", pool[:n], None),
+    }
+    for name, (_, boards, _) in rows.items():
+        if len(boards) < n:
+            raise SystemExit(f"{name}: only {len(boards)} positions; lower --requests or --rounds")
+
+    bot = Bot.from_spec(spec)
+    limit_threads(1)
+    rng = np.random.default_rng(args.seed)
+
+    def in_process(name: str, board: np.ndarray) -> float:
+        _, _, roll = rows[name]
+        t = time.perf_counter()
+        if roll is None:
+            bot.evaluate(board)
+        else:
+            bot.rank_plays(board, roll, rng)
+        return time.perf_counter() - t
+
+    port = free_port()
+    proc = start_server(spec, port)
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        http_t: dict[str, list[float]] = {k: [] for k in rows}
+        proc_t: dict[str, list[float]] = {k: [] for k in rows}
+        counts: dict[str, list[int]] = {k: [] for k in rows}
+        server_cpu: dict[str, float] = {k: 0.0 for k in rows}
+        for name, (path, boards, _) in rows.items():  # warm-up, untimed
+            for b in boards[: args.warmup]:
+                get(conn, path.format(urllib.parse.quote(encode_position_id(b), safe="")))
+                in_process(name, b)
+        for r in range(args.rounds):
+            lo = args.warmup + r * args.requests
+            for name, (path, boards, _) in rows.items():
+                part = boards[lo : lo + args.requests]
+                ids = [urllib.parse.quote(encode_position_id(b), safe="") for b in part]
+                passes = [("http", None), ("proc", None)]
+                if r % 2:
+                    passes.reverse()
+                for kind, _ in passes:
+                    cpu0 = cpu_seconds(proc.pid)
+                    for b, pid in zip(part, ids):
+                        if kind == "http":
+                            dt, out = get(conn, path.format(pid))
+                            http_t[name].append(dt)
+                            if "count" in out:
+                                counts[name].append(out["count"])
+                        else:
+                            proc_t[name].append(in_process(name, b))
+                    if kind == "http":
+                        server_cpu[name] += cpu_seconds(proc.pid) - cpu0
+        conn.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+    print(f"-- {spec}: one client, keep-alive, {args.rounds} rounds x {args.requests} requests per row "
+          f"(wall clock, ms); load average {os.getloadavg()[0]:.2f}")
+    print(f"{'row':<10} {'HTTP p50':>9} {'p90':>7}   {'in-process p50':>14} {'p90':>7}   {'web layer p50':>13}   "
+          f"{'server CPU/request':>18}")
+    for name in rows:
+        h = 1e3 * np.array(http_t[name])
+        p = 1e3 * np.array(proc_t[name])
+        h50, h90 = np.percentile(h, [50, 90])
+        p50, p90 = np.percentile(p, [50, 90])
+        extra = f"   (mean {np.mean(counts[name]):.1f} plays)" if counts[name] else ""
+        cpu = 1e3 * server_cpu[name] / len(h)
+        print(f"{name:<10} {h50:9.3f} {h90:7.3f}   {p50:14.3f} {p90:7.3f}   {h50 - p50:13.3f}   {cpu:18.3f}{extra}")
+
+
+if __name__ == "__main__":
+    main()
