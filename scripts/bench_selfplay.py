@@ -11,7 +11,9 @@ Prints, for the given config (default: the shipped one, configs/tdgammon.yaml):
    trainer ``bgbot_cpp.td_train`` (PyPI ``bgsage``, one thread, TD(0), Tesauro's inputs) at the same hidden size
    (80 and 128 hidden units), and the ratios bgai / bgsage for 1 and 2 processes (skipped, with a message, when
    bgsage is not installed: ``pip install 'bgai[bgsage]'``); with ``--backend local ray``
-   also with the workers as Ray actors (``td.backend: ray`` on a local Ray cluster of this machine's CPUs);
+   also with the workers as Ray actors (``td.backend: ray`` on a private local Ray cluster of this machine's
+   CPUs; on a Linux machine busy with other sessions the actors, in Ray's own session, get a CPU share of their
+   own under the kernel's autogroup scheduling, so there the Ray figure is not comparable to the local one);
 2. network evaluations per second (one thread): bgai's encoder + network on a batch of positions from self-play, and
    ``gnubg_nn.probabilities(board, 0)`` (GNU Backgammon's 0-ply evaluator, one call per position, as its Python
    API offers) on the same positions, and the ratio.
@@ -122,7 +124,6 @@ def main(argv=None) -> int:
     from bgai.model.nets import FastForward, NetSpec, ValueNet
     from bgai.train.config import load_config
     from bgai.train.td import SelfPlayTrainer
-    from bgai.util import ray_backend
     from bgai.util.threads import limit_threads
 
     how = limit_threads(1)
@@ -155,9 +156,13 @@ def main(argv=None) -> int:
                 row["cpu"] = gpc
             print(f"self-play training, hidden {hidden}, {w} process(es): {gps:8.1f} games/s  "
                   f"({pps:,.0f} positions trained/s, TD updates included)")
+        if "ray" in args.backend:
+            import ray
         for w in workers if "ray" in args.backend else []:
             if w > 1:  # workers - 1 Ray actors (one worker: none, the same as local)
-                ray_backend.connect("auto", num_cpus=os.cpu_count())
+                if not ray.is_initialized():  # a private local cluster (not one another user started here)
+                    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
+                             configure_logging=False)
                 c = load_config(args.config, [f"hidden={hidden}", f"workers={w}", "backend=ray"])
                 gps, pps, _ = selfplay_rate(c, args.seconds)
                 print(f"self-play training, hidden {hidden}, {w} process(es), workers on Ray: {gps:8.1f} games/s  "
