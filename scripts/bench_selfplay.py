@@ -10,13 +10,16 @@ Prints, for the given config (default: the shipped one, configs/tdgammon.yaml):
    beside the reference of the speed issue, measured in the same run just before: Open Sage's C++ self-play
    trainer ``bgbot_cpp.td_train`` (PyPI ``bgsage``, one thread, TD(0), Tesauro's inputs) at the same hidden size
    (80 and 128 hidden units), and the ratios bgai / bgsage for 1 and 2 processes (skipped, with a message, when
-   bgsage is not installed: ``pip install 'bgai[bgsage]'``);
+   bgsage is not installed: ``pip install 'bgai[bgsage]'``); with ``--backend local ray``
+   also with the workers as Ray actors (``td.backend: ray`` on a private local Ray cluster of this machine's
+   CPUs; on a Linux machine busy with other sessions the actors, in Ray's own session, get a CPU share of their
+   own under the kernel's autogroup scheduling, so there the Ray figure is not comparable to the local one);
 2. network evaluations per second (one thread): bgai's encoder + network on a batch of positions from self-play, and
    ``gnubg_nn.probabilities(board, 0)`` (GNU Backgammon's 0-ply evaluator, one call per position, as its Python
    API offers) on the same positions, and the ratio.
 
 Usage: ``python scripts/bench_selfplay.py [--config configs/tdgammon.yaml] [--seconds 20] [--workers 1 2]
-[--profile]`` (``--profile`` prints where the time of a one-process trainer goes, by cProfile).
+[--backend local ray] [--profile]`` (``--profile`` prints where the time of a one-process trainer goes, by cProfile).
 """
 
 from __future__ import annotations
@@ -111,6 +114,8 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, nargs="+", default=None,
                     help="self-play process counts to time (default: 1 and the config's)")
     ap.add_argument("--positions", type=int, default=20000)
+    ap.add_argument("--backend", nargs="+", choices=["local", "ray"], default=["local"],
+                    help="where the self-play workers run (td.backend); 'ray' starts a local Ray cluster")
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args(argv)
 
@@ -151,6 +156,17 @@ def main(argv=None) -> int:
                 row["cpu"] = gpc
             print(f"self-play training, hidden {hidden}, {w} process(es): {gps:8.1f} games/s  "
                   f"({pps:,.0f} positions trained/s, TD updates included)")
+        if "ray" in args.backend:
+            import ray
+        for w in workers if "ray" in args.backend else []:
+            if w > 1:  # workers - 1 Ray actors (one worker: none, the same as local)
+                if not ray.is_initialized():  # a private local cluster (not one another user started here)
+                    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
+                             configure_logging=False)
+                c = load_config(args.config, [f"hidden={hidden}", f"workers={w}", "backend=ray"])
+                gps, pps, _ = selfplay_rate(c, args.seconds)
+                print(f"self-play training, hidden {hidden}, {w} process(es), workers on Ray: {gps:8.1f} games/s  "
+                      f"({pps:,.0f} positions trained/s, TD updates included)")
         table.append((hidden, row, ref))
     if all(ref is None for _, _, ref in table):
         print("bgsage not installed (pip install 'bgai[bgsage]'): no td_train reference figure")

@@ -186,6 +186,29 @@ def test_one_update_over_all_shards_equals_one_over_all_games():
     assert sum(p.positions for p in parts) == lengths.sum() and not any(s.pending for s in tr.shards)
 
 
+@pytest.mark.parametrize("activation", ["sigmoid", "relu"])
+def test_shard_gradient_is_torch_autograd_of_the_lambda_return_loss(activation):
+    """GameShard.gradient's numpy backpropagation == torch autograd on the same loss, two hidden layers."""
+    from bgai.train.targets import lambda_returns, terminal_targets
+
+    tr = SelfPlayTrainer(tiny(parallel_games=16, hidden=[12, 7], activation=activation, encoding="extended"),
+                         processes=False)
+    shard = tr.shards[0]
+    while shard.pending_positions() < 150:
+        shard.play_step()
+    games = list(shard.pending)
+    lengths = np.array([g.positions.shape[0] for g in games])
+    v = tr.net(torch.from_numpy(tr.encoder(np.concatenate([g.positions for g in games]))))
+    tgt = lambda_returns(v.detach().numpy(), lengths, terminal_targets(np.array([g.points for g in games])), 0.6)
+    sq = ((v - torch.from_numpy(tgt)) ** 2).sum()
+    want = torch.cat([w.reshape(-1) for w in torch.autograd.grad(0.5 * sq, list(tr.net.parameters()))]).numpy()
+    got = shard.gradient(0.6)
+    assert got.positions == lengths.sum() and got.games == len(games)
+    np.testing.assert_allclose(got.grad, want, rtol=1e-4, atol=1e-6)
+    assert got.sq_error == pytest.approx(float(sq.detach()), rel=1e-5)
+    assert np.abs(want).max() > 1e-3  # a real gradient
+
+
 def test_interrupt_leaves_loadable_checkpoint(tmp_path):
     out = str(tmp_path / "run")
     calls = {"n": 0}

@@ -217,8 +217,8 @@ class RunConfig:
     ray: str = ""
     """Run the evaluations on a Ray cluster (``bgai[ray]``): ``'auto'`` (the cluster of ``ray start`` on this
     machine, else a local one) or a cluster address; ``''`` (default): in this process.  One Ray worker per CPU
-    of the cluster; the figures are the same either way.  TD self-play itself does not run on Ray (its
-    ``td.workers`` are local processes)."""
+    of the cluster; the figures are the same either way.  TD self-play's workers run on this cluster too with
+    ``td.backend: ray``."""
 
     def validate(self) -> None:
         """Raises: ConfigError naming the key."""
@@ -265,11 +265,17 @@ class TDConfig:
     """Self-play processes: the parallel games are split between this process and ``workers - 1`` worker
     processes, each single-threaded; set it to the number of cores.  A run's games depend on it, so a run
     resumes with the same value."""
+    backend: str = "local"
+    """Where the ``workers - 1`` self-play workers run: ``'local'`` (processes on this machine, weights and
+    gradients in shared memory) or ``'ray'`` (Ray actors on the cluster of ``run.ray``, ``'auto'`` when that is
+    empty; :mod:`bgai.train.ray_selfplay`).  The same run either way (bit for bit), so a run may resume on the
+    other backend."""
 
     def validate(self) -> None:
         """Raises: ConfigError naming the key."""
         _check_types(self)
         _one_of(self, "optimizer", ("adam", "sgd"))
+        _one_of(self, "backend", ("local", "ray"))
         _in_unit_interval(self, "lam", "lam_end", "exploration")
         _positive(self, "lr", "lr_end")
         _at_least(self, 1, "parallel_games", "min_update_states", "workers")

@@ -15,9 +15,12 @@ Both come in one request per step, so the processes meet once per step.  The tra
 gradients in shard order, divides by the number of positions and takes one optimiser step, so an update is the
 same as one over all finished games together.  Shard 0 runs in the
 trainer's process on the trainer's network; shards 1.. run in worker processes (:class:`RemoteShard`, started
-with ``multiprocessing``'s ``spawn`` method, one thread each) on copies of the network whose weights the
-trainer sends with every step after an update.  Every message is answered before the trainer goes on, and all
-random draws are the shards' own, so a run depends on the seed and the number of workers, never on timing.
+with ``multiprocessing``'s ``spawn`` method, one thread each) on networks whose parameters are views of one
+shared-memory block (:class:`SharedExchange`): the trainer copies its weights there after each update, and each
+worker writes its gradient into its own slot of the same block, so only a few bytes of control travel through
+the pipe per step (no weights or gradients are pickled).  Every message is answered before the trainer goes on
+(the pipe's send and receive order the memory accesses), and all random draws are the shards' own, so a run
+depends on the seed and the number of workers, never on timing.
 """
 
 from __future__ import annotations
@@ -28,23 +31,26 @@ import multiprocessing as mp
 import signal
 import threading
 import traceback
+import uuid
 import weakref
 from dataclasses import dataclass
+from multiprocessing import shared_memory
 
 import numpy as np
 import torch
 from torch.nn.utils import parameters_to_vector
 
 from bgai.agents.neural import NeuralAgent
-from bgai.core.board import flip, result_kind, starting_board
+from bgai.core.board import flip, starting_board
 from bgai.core.movegen import afterstates
+from bgai.game.play import finish_games, roll_dice
 from bgai.model.features import get_encoder
 from bgai.model.nets import NetSpec, ValueNet
 from bgai.train.config import TrainConfig
 from bgai.train.targets import lambda_returns, terminal_targets
 from bgai.util.threads import limit_threads
 
-__all__ = ["FinishedGame", "GameSummary", "ShardGradient", "GameShard", "RemoteShard", "SelfPlayWorkerError",
+__all__ = ["FinishedGame", "GameSummary", "ShardGradient", "GameShard", "RemoteShard", "SelfPlayWorkerError", "SharedExchange",
            "flat_parameters", "set_flat_parameters", "unflatten"]
 
 
@@ -74,7 +80,7 @@ class ShardGradient:
     """A shard's contribution to an update.
 
     ``grad``: ``(P,)`` float32, the gradient of ``sum 0.5 * ||V - G||^2`` over ``positions`` positions, in
-    :func:`flat_parameters` order; ``sq_error``: the summed squared TD error (over positions and the 5 outputs);
+    :func:`flat_parameters` order (None in a worker's reply: the gradient is in its :class:`SharedExchange` slot); ``sq_error``: the summed squared TD error (over positions and the 5 outputs);
     ``games``: finished games used.
     """
 
@@ -103,7 +109,11 @@ def unflatten(flat: torch.Tensor, params: list[torch.Tensor]) -> list[torch.Tens
 
 def set_flat_parameters(net: torch.nn.Module, flat: np.ndarray) -> None:
     """Copy a :func:`flat_parameters` vector into ``net``'s parameters, in place (views of them stay valid, unlike
-    with ``torch.nn.utils.vector_to_parameters``, which rebinds them)."""
+    with ``torch.nn.utils.vector_to_parameters``, which rebinds them).
+
+    Raises:
+        ValueError: the vector's length is not the parameters' total size.
+    """
     params = list(net.parameters())
     with torch.no_grad():
         for p, part in zip(params, unflatten(torch.from_numpy(np.asarray(flat, dtype=np.float32)), params)):
@@ -144,17 +154,7 @@ class GameShard:
         self.pending: list[FinishedGame] = []
 
     # -- self-play --
-    def _roll(self) -> np.ndarray:
-        n = self.boards.shape[0]
-        dice = self.rng.integers(1, 7, size=(n, 2))
-        redo = self.first & (dice[:, 0] == dice[:, 1])
-        while redo.any():  # the opening roll is two different numbers
-            idx = np.flatnonzero(redo)
-            dice[idx] = self.rng.integers(1, 7, size=(idx.size, 2))
-            redo[idx] = dice[idx, 0] == dice[idx, 1]
-        return dice
-
-    def choose(self, boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def choose(self, boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """0-ply greedy plays (:meth:`bgai.agents.neural.NeuralAgent.pick_0ply`), with probability
         ``config.td.exploration`` a uniformly random legal play instead.
 
@@ -163,7 +163,8 @@ class GameShard:
             dice: ``(N, 2)`` int.
 
         Returns:
-            ``(next positions (N, 2, 25) int8 with the opponent on roll, mover_won (N,) bool)``.
+            ``(next positions (N, 2, 25) int8 with the opponent on roll, mover_won (N,) bool, points (N,) int8
+            the result kind of the games won, 0 elsewhere)`` (:func:`bgai.game.play.finish_games`).
         """
         n = boards.shape[0]
         u = self.rng.random((n, 2)) if self.exploration > 0 else None
@@ -175,21 +176,18 @@ class GameShard:
                 starts = np.searchsorted(src, np.arange(n), side="left")
                 counts = np.diff(np.append(starts, src.size))
                 best[explore] = starts[explore] + (u[explore, 1] * counts[explore]).astype(np.int64)
-        won = after[best, 0].sum(axis=1, dtype=np.int16) == 0
-        return flip(after[best]), won
+        chosen = after[best]
+        won, points = finish_games(chosen)
+        return flip(chosen), won, points
 
     def play_step(self) -> list[FinishedGame]:
         """One move in every game; finished games are kept for the next :meth:`gradient`, returned, and their
         slots restarted from the starting position."""
-        dice = self._roll()
-        nxt, won = self.choose(self.boards, dice)
+        dice = roll_dice(self.rng, self.first)  # the game loop's rule: opening rolls are never doubles
+        nxt, won, points = self.choose(self.boards, dice)
         self.first[:] = False
-        finished: list[FinishedGame] = []
         done = np.flatnonzero(won)
-        if done.size:
-            _, points = result_kind(nxt[done])  # the mover (row 1 of nxt) has borne off all
-            for k, i in enumerate(done):
-                finished.append(FinishedGame(self.traj[i, : self.lengths[i]].copy(), int(points[k])))
+        finished = [FinishedGame(self.traj[i, : self.lengths[i]].copy(), int(points[i])) for i in done]
         live = np.flatnonzero(~won)
         if live.size:
             if int(self.lengths[live].max()) >= self.traj.shape[1]:
@@ -216,21 +214,68 @@ class GameShard:
         """Gradient of ``sum_t 0.5 * ||V(s_t) - G_t||^2`` over the waiting games' positions (lambda-returns
         ``G_t`` with ``lam``, targets held constant), computed with the network's current weights; the waiting
         games are then dropped."""
-        params = list(self.net.parameters())
         games, self.pending = self.pending, []
         if not games:
-            zero = np.zeros(sum(p.numel() for p in params), dtype=np.float32)
+            zero = np.zeros(sum(p.numel() for p in self.net.parameters()), dtype=np.float32)
             return ShardGradient(zero, 0.0, 0, 0)
         lengths = np.array([g.positions.shape[0] for g in games], dtype=np.int64)
         positions = np.concatenate([g.positions for g in games])
         outcomes = terminal_targets(np.array([g.points for g in games]))
-        x = torch.from_numpy(self.encoder(positions))
-        v = self.net(x)
-        targets = lambda_returns(v.detach().numpy(), lengths, outcomes, lam)
-        sq = ((v - torch.from_numpy(targets)) ** 2).sum()
-        grads = torch.autograd.grad(0.5 * sq, params)
-        flat = parameters_to_vector(grads).numpy()
-        return ShardGradient(flat, float(sq.detach()), int(lengths.sum()), len(games))
+        x = self.encoder(positions)
+        hidden, v = self._forward(x)
+        targets = lambda_returns(v, lengths, outcomes, lam)
+        flat, sq = self._backward(x, hidden, v, targets)
+        return ShardGradient(flat, sq, int(lengths.sum()), len(games))
+
+    def _layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``(weight (out, in), bias (out,))`` float32 numpy views of the network's linear layers, in order."""
+        lin = [m for m in self.net.body if isinstance(m, torch.nn.Linear)]
+        return [(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in lin]
+
+    def _forward(self, x: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+        """The network on ``x`` ``(N, F)`` float32 in numpy: ``(hidden activations per hidden layer, outputs (N, 5))``
+        (the same function as ``ValueNet.forward``; float32, matrix products by numpy's BLAS)."""
+        layers = self._layers()
+        relu = self.net.spec.activation == "relu"
+        hidden = []
+        h = x
+        for i, (w, b) in enumerate(layers):
+            z = h @ w.T
+            z += b
+            t = torch.from_numpy(z)
+            if i < len(layers) - 1 and relu:
+                torch.relu_(t)
+            else:
+                torch.sigmoid_(t)
+            if i < len(layers) - 1:
+                hidden.append(z)
+            h = z
+        return hidden, h
+
+    def _backward(self, x, hidden, v, targets) -> tuple[np.ndarray, float]:
+        """Gradient ``(P,)`` float32 (:func:`flat_parameters` order) of ``sum 0.5 * ||v - targets||^2`` with the
+        targets held constant, by backpropagation through :meth:`_forward`'s layers, and the summed squared
+        error.  Sigmoid outputs: ``dL/dz = (v - G) v (1 - v)``; a hidden layer's ``h (1 - h)`` (sigmoid) or
+        ``[h > 0]`` (relu)."""
+        layers = self._layers()
+        relu = self.net.spec.activation == "relu"
+        err = v - targets
+        sq = float(np.dot(err.ravel(), err.ravel()))
+        d = err * v * (1.0 - v)  # dL/dz of the output layer
+        sizes = [w.size + b.size for w, b in layers]
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        flat = np.empty(int(offsets[-1]), dtype=np.float32)
+        inputs = [x] + hidden
+        for i in range(len(layers) - 1, -1, -1):
+            w, b = layers[i]
+            o = int(offsets[i])
+            np.matmul(d.T, inputs[i], out=flat[o : o + w.size].reshape(w.shape))
+            np.sum(d, axis=0, out=flat[o + w.size : o + w.size + b.size])
+            if i > 0:
+                h = inputs[i]
+                d = d @ w
+                d *= (h > 0) if relu else h * (1.0 - h)
+        return flat, sq
 
     # -- checkpoint state --
     def state_dict(self) -> dict:
@@ -274,6 +319,55 @@ class GameShard:
             off += ln
 
 
+class SharedExchange:
+    """One shared-memory block of ``slots`` float32 vectors of ``size`` values: slot 0 the trainer's weights
+    (:func:`flat_parameters` order), slot ``k`` the gradient of shard ``k`` (shard 0's slot is unused).
+
+    The trainer creates it (``SharedExchange(size, slots)``) and owns it (:meth:`close` frees it); a worker
+    attaches by name (``SharedExchange(size, slots, name=...)``) and binds its network's parameters to views of
+    slot 0 (:meth:`bind`), so it always plays with the weights the trainer last published (:meth:`publish`).
+    Who reads and writes what, when, is ordered by the request/reply messages of :class:`RemoteShard`.
+    """
+
+    def __init__(self, size: int, slots: int, name: str | None = None):
+        self.size, self.slots = int(size), int(slots)
+        nbytes = max(4, 4 * self.size * self.slots)
+        if name is None:
+            self.shm = shared_memory.SharedMemory(name=f"bgai-sp-{uuid.uuid4().hex[:16]}", create=True, size=nbytes)
+            self.owner = True
+        else:
+            self.shm = shared_memory.SharedMemory(name=name)
+            self.owner = False
+        self.name = self.shm.name
+        self.array = np.ndarray((self.slots, self.size), dtype=np.float32, buffer=self.shm.buf)
+
+    def publish(self, net: torch.nn.Module) -> None:
+        """Copy ``net``'s weights into slot 0."""
+        with torch.no_grad():
+            torch.cat([p.reshape(-1) for p in net.parameters()], out=torch.from_numpy(self.array[0]))
+
+    def bind(self, net: torch.nn.Module) -> None:
+        """Make ``net``'s parameters views of slot 0 (in place: modules keep their parameter objects)."""
+        params = list(net.parameters())
+        with torch.no_grad():
+            for p, part in zip(params, unflatten(torch.from_numpy(self.array[0]), params)):
+                p.data = part
+
+    def close(self) -> None:
+        """Detach (and, by the trainer, free) the block; views of it must not be used afterwards."""
+        self.array = None
+        try:
+            self.shm.close()
+        except BufferError:  # pragma: no cover - a view still alive (a worker's net): freed with the process
+            pass
+        if self.owner:
+            try:
+                self.shm.unlink()
+            except FileNotFoundError:  # pragma: no cover
+                pass
+            self.owner = False
+
+
 # --- worker processes ------------------------------------------------------------------------------------------
 
 def _reply(conn, status: str, payload) -> bool:
@@ -285,8 +379,9 @@ def _reply(conn, status: str, payload) -> bool:
         return False
 
 
-def _worker_main(conn, config_dict: dict, spec_dict: dict, index: int, n_games: int) -> None:
-    """Body of a worker process: a :class:`GameShard` on its own network copy, driven by messages on ``conn``."""
+def _worker_main(conn, config_dict: dict, spec_dict: dict, index: int, n_games: int, shared: tuple) -> None:
+    """Body of a worker process: a :class:`GameShard` on a network bound to the trainer's shared weights
+    (``shared``: the :class:`SharedExchange`'s ``(name, size, slots)``), driven by messages on ``conn``."""
     # Ctrl-C and SIGTERM (also when sent to the whole process group) are the trainer's to handle: it asks for our
     # games to save its checkpoint, then stops us; if the trainer dies, recv() ends and so do we.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -295,6 +390,9 @@ def _worker_main(conn, config_dict: dict, spec_dict: dict, index: int, n_games: 
 
         config = TrainConfig.from_dict(config_dict)
         net = ValueNet(NetSpec.from_dict(spec_dict))
+        exchange = SharedExchange(shared[1], shared[2], name=shared[0])
+        exchange.bind(net)
+        grad_out = exchange.array[index]
         shard = GameShard(config, net, index, n_games)
         limit_threads(1)
     except BaseException:  # noqa: BLE001 - reported to the trainer
@@ -309,13 +407,14 @@ def _worker_main(conn, config_dict: dict, spec_dict: dict, index: int, n_games: 
             return
         op = msg[0]
         try:
-            if op == "step":
+            if op == "step":  # the weights are the shared ones: gradient into our slot, then one move
+                grad = None
                 if msg[1] is not None:
-                    set_flat_parameters(net, msg[1])
-                grad = shard.gradient(msg[2]) if msg[2] is not None else None
+                    g = shard.gradient(msg[1])
+                    grad_out[:] = g.grad
+                    grad = ShardGradient(None, g.sq_error, g.positions, g.games)
                 finished = shard.play_step()
-                reply = (grad, [GameSummary(g.positions.shape[0], g.points) for g in finished],
-                         shard.pending_positions())
+                reply = (grad, [(g.positions.shape[0], g.points) for g in finished], shard.pending_positions())
             elif op == "state":
                 reply = shard.state_dict()
             elif op == "load":
@@ -344,13 +443,15 @@ class RemoteShard:
         SelfPlayWorkerError: the worker failed (its traceback is in the message) or died.
     """
 
-    def __init__(self, config, spec: NetSpec, index: int, n_games: int):
+    def __init__(self, config, spec: NetSpec, index: int, n_games: int, exchange: SharedExchange):
         ctx = mp.get_context("spawn")
         self.index = int(index)
+        self.exchange = exchange
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(
             target=_worker_main,
-            args=(child, config.to_dict(), spec.to_dict(), self.index, int(n_games)),
+            args=(child, config.to_dict(), spec.to_dict(), self.index, int(n_games),
+                  (exchange.name, exchange.size, exchange.slots)),
             name=f"bgai-selfplay-{self.index}",
             daemon=True,
         )
@@ -373,15 +474,17 @@ class RemoteShard:
             self._ready = True
 
     def send(self, *msg) -> None:
-        """Send one request: ``('step', weights|None, lam|None)`` (gradient of the waiting games with ``lam``
-        unless None, then one move in every game), ``('state',)``, ``('load', state)`` or ``('stop',)``."""
+        """Send one request: ``('step', lam|None)`` (gradient of the waiting games with ``lam`` unless None,
+        written into the shard's slot of the :class:`SharedExchange`, then one move in every game, with the
+        weights in its slot 0), ``('state',)``, ``('load', state)`` or ``('stop',)``."""
         try:
             self.conn.send(msg)
         except (BrokenPipeError, OSError) as exc:
             raise SelfPlayWorkerError(f"self-play worker {self.index} is gone ({exc})") from None
 
     def receive(self):
-        """The reply to the last request."""
+        """The reply to the last request (to a step: ``(ShardGradient with grad None | None, [(plies, points)
+        of the games finished], positions waiting)``; the gradient itself is in the shard's exchange slot)."""
         try:
             status, payload = self.conn.recv()
         except (EOFError, OSError):

@@ -41,6 +41,11 @@ gradients use every core.  Each shard draws its dice, opening rolls and explorat
 seeded from the run's seed and the shard's index, in a fixed order per step; the shards' gradients are added in
 shard order.  So a run depends on the seed and the number of workers only, and can be checkpointed and resumed
 exactly (:meth:`SelfPlayTrainer.state_dict`).
+
+The workers are local processes (``td.backend: local``; weights and gradients through shared memory,
+:class:`bgai.train.selfplay.SharedExchange`) or Ray actors (``td.backend: ray``, :mod:`bgai.train.ray_selfplay`;
+the weights through Ray's object store once per update).  Both give the same run, bit for bit: the backend
+changes where a shard runs, never what it computes.
 """
 
 from __future__ import annotations
@@ -57,15 +62,18 @@ from bgai.model.bundle import ModelBundle
 from bgai.model.features import Encoder, get_encoder
 from bgai.model.nets import NetSpec, ValueNet
 from bgai.train.config import TrainConfig
+from bgai.train.ray_selfplay import RayShard
 from bgai.train.selfplay import (
     GameShard,
     GameSummary,
     RemoteShard,
     SelfPlayWorkerError,
+    SharedExchange,
     flat_parameters,
     shard_bounds,
     unflatten,
 )
+from bgai.util import ray_backend
 from bgai.util.threads import limit_threads
 
 
@@ -213,13 +221,15 @@ class SelfPlayTrainer:
     its own random stream, so a run is determined by the seed and the number of workers. The main entry point is
     :meth:`step` (an update from the games that finished in earlier steps, when enough of their positions wait, and
     one move in every parallel game); :meth:`state_dict` / :meth:`load_state_dict` capture everything needed to
-    resume exactly. Call :meth:`close` (or use the trainer as a context manager) to stop the worker processes. Every
+    resume exactly. Call :meth:`close` (or use the trainer as a context manager) to stop the worker processes (or
+    Ray actors, with ``config.td.backend == 'ray'``: :mod:`bgai.train.ray_selfplay`). Every
     process, this one included (:func:`bgai.util.threads.limit_threads`), runs torch and BLAS single-threaded. Worker
     processes are started with ``multiprocessing``'s ``spawn`` method, which imports the main script: a script that
     makes a trainer with ``workers > 1`` must do so under ``if __name__ == "__main__":``.
 
     Raises:
-        SelfPlayWorkerError: a worker process failed (from any method that talks to the workers).
+        SelfPlayWorkerError: a worker process or Ray actor failed (from any method that talks to the workers).
+        BgaiError: ``td.backend: ray`` without the ray package, or a Ray cluster that cannot be joined.
     """
 
     algorithm = "td"
@@ -244,14 +254,30 @@ class SelfPlayTrainer:
             self.opt = torch.optim.SGD(net.parameters(), lr=td.lr)
         bounds = shard_bounds(td.parallel_games, td.workers)
         self.shards: list = []
-        for k, (a, b) in enumerate(bounds):
-            if k == 0 or not processes:
-                # shards in this process play with the trainer's network itself (views, no copies)
-                self.shards.append(GameShard(config, net, k, b - a))
-            else:
-                self.shards.append(RemoteShard(config, net.spec, k, b - a))
-        self._remote = [s for s in self.shards if isinstance(s, RemoteShard)]
-        self._weights_sent = False  # the workers' copies hold the current weights
+        # local workers: weights to them and their gradients back through shared memory (bgai.train.selfplay);
+        # Ray actors: the weights through the object store once per update (bgai.train.ray_selfplay)
+        self._exchange = None
+        on_ray = processes and len(bounds) > 1 and td.backend == "ray"
+        if on_ray:
+            ray_backend.connect(config.run.ray or "auto")  # BgaiError when ray is not installed
+        elif processes and len(bounds) > 1:
+            self._exchange = SharedExchange(sum(p.numel() for p in net.parameters()), len(bounds))
+        self._published = False  # the workers hold the network's weights (False again after every update)
+        self._remote: list = []
+        try:
+            for k, (a, b) in enumerate(bounds):
+                if k == 0 or not processes:
+                    # shards in this process play with the trainer's network itself (views, no copies)
+                    self.shards.append(GameShard(config, net, k, b - a))
+                elif on_ray:
+                    self.shards.append(RayShard(config, net.spec, k, b - a))
+                else:
+                    self.shards.append(RemoteShard(config, net.spec, k, b - a, self._exchange))
+                if not isinstance(self.shards[-1], GameShard):
+                    self._remote.append(self.shards[-1])
+        except BaseException:
+            self.close()
+            raise
         self._update_due = False  # enough finished positions wait: the next step starts with an update
         self.games = 0  # finished games
         self.steps = 0
@@ -266,10 +292,13 @@ class SelfPlayTrainer:
 
     # -- life cycle --
     def close(self) -> None:
-        """Stop the worker processes (idempotent)."""
+        """Stop the worker processes and free the shared memory (idempotent)."""
         for s in self._remote:
             s.close()
         self._remote = []
+        if self._exchange is not None:
+            self._exchange.close()
+            self._exchange = None
 
     def __enter__(self) -> "SelfPlayTrainer":
         return self
@@ -364,12 +393,6 @@ class SelfPlayTrainer:
         return linear_schedule(c.lam, c.lam_end, c.lam_decay_games, self.games)
 
     # -- one step --
-    def _weights_for_workers(self) -> np.ndarray | None:
-        if self._weights_sent or not self._remote:
-            return None
-        self._weights_sent = True
-        return flat_parameters(self.net)
-
     def _apply(self, parts: list, lr: float, lam: float) -> UpdateStats:
         """One optimiser step on the lambda-return error of the shards' waiting games (module docstring): the
         shards' gradients added in shard order, divided by the number of positions."""
@@ -387,7 +410,7 @@ class SelfPlayTrainer:
         for group in self.opt.param_groups:
             group["lr"] = lr
         self.opt.step()
-        self._weights_sent = False
+        self._published = False
         self.updates += 1
         self.positions_trained += positions
         return UpdateStats(positions, games, sum(p.sq_error for p in parts) / positions, lr, lam)
@@ -406,15 +429,19 @@ class SelfPlayTrainer:
         """
         due = self._update_due
         lr, lam = self.lr(), self.lam()
-        weights = self._weights_for_workers()
+        if self._remote and not self._published:
+            self._publish()
         for s in self._remote:
-            s.send("step", weights, lam if due else None)
+            s.send("step", lam if due else None)
         parts = []
         finished: list[GameSummary] = []
         waiting = 0
         for s in self.shards:
-            if isinstance(s, RemoteShard):
+            if not isinstance(s, GameShard):
                 grad, done, pending = s.receive()
+                if grad is not None and grad.grad is None:  # a local worker's: in shared memory
+                    grad.grad = self._exchange.array[s.index]  # read (not kept) before the next step
+                done = [GameSummary(plies, points) for plies, points in done]
             else:
                 grad = s.gradient(lam) if due else None
                 done = [GameSummary(g.positions.shape[0], g.points) for g in s.play_step()]
@@ -428,6 +455,18 @@ class SelfPlayTrainer:
         self._update_due = self._due(waiting)
         return TDStep(finished, stats)
 
+    def _publish(self) -> None:
+        """The network's weights to the workers: into the shared memory, or once into Ray's object store."""
+        if self._exchange is not None:
+            self._exchange.publish(self.net)
+        else:
+            import ray  # only Ray actors are left (the optional extra bgai[ray])
+
+            ref = ray.put(flat_parameters(self.net))
+            for s in self._remote:
+                s.weights = ref
+        self._published = True
+
     def _due(self, waiting: int) -> bool:
         return waiting > 0 and waiting >= self.config.td.min_update_states
 
@@ -436,7 +475,7 @@ class SelfPlayTrainer:
         """Everything needed to resume exactly: optimiser, counters and every shard's games and generator."""
         for s in self._remote:
             s.send("state")
-        shards = [s.receive() if isinstance(s, RemoteShard) else s.state_dict() for s in self.shards]
+        shards = [s.state_dict() if isinstance(s, GameShard) else s.receive() for s in self.shards]
         return {
             "format": STATE_FORMAT,
             "optimizer": self.opt.state_dict(),
@@ -460,13 +499,13 @@ class SelfPlayTrainer:
         try:
             self.opt.load_state_dict(state["optimizer"])
             for s, sub in zip(self.shards, state["shards"], strict=True):
-                if isinstance(s, RemoteShard):
-                    s.send("load", sub)
-                else:
+                if isinstance(s, GameShard):
                     s.load_state_dict(sub)
+                else:
+                    s.send("load", sub)
             for s in self._remote:
                 s.receive()
-            self._weights_sent = False
+            self._published = False
             self._update_due = self._due(sum(sum(int(n) for n in sub["pending_lengths"]) for sub in state["shards"]))
             self.games = int(state["games"])
             self.steps = int(state["steps"])
