@@ -9,6 +9,7 @@ import torch
 from test_bundle import net_for, random_positions, two_net_bundle
 
 from bgai.core.position_id import encode_position_ids
+from bgai.errors import CheckpointError
 from bgai.model.bundle import ModelBundle, bundle_file, load_bundle, read_checkpoint, save_checkpoint
 from bgai.train.config import TrainConfig
 from bgai.train.run import train
@@ -152,3 +153,39 @@ def test_datasets_from_position_ids_and_their_errors(data, tmp_path):
         load_dataset(tmp_path / "none.npz")
     with pytest.raises(DatasetError, match="no dataset"):
         SupervisedTrainer(config(""))
+
+
+def test_a_class_net_split_off_a_one_net_bundle_and_trained(data, tmp_path):
+    """net: race with a one-net warm start: the race net starts as a copy (same values everywhere), training
+    changes race values only, and the other classes keep the original net's values."""
+    net, enc = net_for("tesauro198", (6,), 5)
+    one = ModelBundle.single(net, enc, {"algorithm": "td"})
+    split = one.split_net(["race"], "race")
+    assert [(n.name, n.classes) for n in split.nets] == [("all", ("bearoff", "crashed", "contact")),
+                                                         ("race", ("race",))]
+    boards = data["boards"]
+    # equal up to float rounding (matrix products of other batch sizes)
+    assert np.allclose(split.probabilities(boards), one.probabilities(boards), rtol=0, atol=1e-6)
+    assert split.get("race").record == {"algorithm": "td", "split_from": "all"}
+    with pytest.raises(CheckpointError, match="already has a net 'race'"):
+        split.split_net(["race"], "race")
+    with pytest.raises(CheckpointError, match="not all evaluated by one net"):
+        split.split_net(["race", "contact"], "x")
+    with pytest.raises(CheckpointError, match="nothing to split off"):
+        split.split_net(["race"], "r2")
+    save_checkpoint(bundle_file(one), tmp_path / "one.pt")
+    cfg = TrainConfig.from_dict({
+        "algorithm": "supervised", "model": {"encoding": "tesauro198", "hidden": [6]},
+        "run": {"seed": 1, "eval_every": 0, "checkpoint_every": 0},
+        "supervised": {"data": data["path"], "net": "race", "warm_start": str(tmp_path / "one.pt"), "epochs": 2,
+                       "batch_size": 32, "patience": 0},
+    })
+    res = train(cfg, str(tmp_path / "run"), **quiet())
+    out, _ = load_bundle(res.last_path)
+    assert out.names() == ["all", "race"]
+    cls = out.classify(boards)
+    race = cls == 2
+    assert race.sum() > 20
+    p_out, p_one = out.probabilities(boards), one.probabilities(boards)
+    assert np.allclose(p_out[~race], p_one[~race], rtol=0, atol=1e-6)
+    assert np.abs(p_out[race] - p_one[race]).max() > 1e-4

@@ -66,7 +66,7 @@ import torch
 from bgai import __version__
 from bgai.core.equity import finished_or_evaluate, finished_probabilities
 from bgai.errors import BgaiError, CheckpointError
-from bgai.model.classes import CLASS_RACE
+from bgai.model.classes import CLASS_NAMES, CLASS_RACE
 from bgai.model.features import Encoder, check_encoding
 from bgai.model.files import check_checkpoint_file, checkpoint_load_error
 from bgai.model.nets import FastForward, NetSpec, ValueNet
@@ -199,6 +199,36 @@ class ModelBundle:
                 n = BundleNet(n.name, classes, n.net, n.encoder, n.record)
             nets.append(n)
         return ModelBundle(nets, self.classifier)
+
+    def split_net(self, classes, name: str) -> "ModelBundle":
+        """This bundle with ``classes`` given to a new net ``name``: a copy (weights copied, record kept) of the net
+        that evaluates them, which keeps its other classes; the start of per-class training (a race net
+        warm-started from a TD net for every class: bgsage and wildbg warm-start their phase nets this way).
+
+        Args:
+            classes: position class names (:data:`bgai.model.routing.NET_CLASSES`), all evaluated by one net now.
+            name: the new net's name, not used in the bundle yet.
+
+        Raises:
+            CheckpointError: unknown classes, classes a database or several nets evaluate, a used name, or
+                classes that are all of their net's (nothing to split off).
+        """
+        want = expand_classes(list(classes))
+        owners = {int(self.rule.net_of[CLASS_NAMES.index(c)]) for c in want}
+        if len(owners) != 1 or next(iter(owners)) >= len(self.nets):
+            raise CheckpointError(f"the classes {', '.join(want)} are not all evaluated by one net of the model")
+        if name in self.names():
+            raise CheckpointError(f"the model already has a net {name!r}")
+        k = owners.pop()
+        src = self.nets[k]
+        rest = tuple(c for c in expand_classes(list(src.classes)) if c not in want)
+        if not rest:
+            raise CheckpointError(f"the net {src.name!r} evaluates only {', '.join(want)}: nothing to split off")
+        record = dict(copy.deepcopy(src.record), split_from=src.name)
+        nets = list(self.nets)
+        nets[k] = BundleNet(src.name, rest, src.net, src.encoder, src.record)
+        nets.insert(k + 1, BundleNet(name, want, copy.deepcopy(src.net), src.encoder, record))
+        return ModelBundle(nets, self.classifier, self.databases)
 
     # -- access --
     @property

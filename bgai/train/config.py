@@ -300,7 +300,8 @@ class SupervisedConfig:
     path is taken from the working directory."""
     net: str = "all"
     """The bundle net to train: ``'all'`` for a fresh one-net bundle; with ``warm_start``, the name of one of its
-    nets (the others are kept as they are, and only positions of that net's classes are used)."""
+    nets (the others are kept as they are, and only positions of that net's classes are used), or a position class
+    (``'race'``) the bundle has no net of its own for: a copy of the net that evaluates it is split off and trained."""
     warm_start: str = ""
     """A bundle file (``.pt``) whose net ``net`` is the starting point (empty: fresh weights from the seed)."""
     val_fraction: float = 0.1

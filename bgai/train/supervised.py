@@ -14,9 +14,10 @@ roll (:data:`bgai.core.equity.OUTPUTS` order, cumulative: win includes gammons),
 Training (:class:`SupervisedTrainer`, a :class:`bgai.train.trainer.Trainer` counting ``'sample'`` units):
 
 1. The net to train is ``supervised.net`` of the ``warm_start`` bundle (the other nets of that bundle are kept
-   as they are), or a fresh one-net bundle for ``'all'`` (weights from ``run.seed``).  Only positions of that
-   net's classes (:meth:`bgai.model.bundle.ModelBundle.net_index`) are used; finished games never are (their
-   value is exact).
+   as they are; a position class name such as ``'race'`` that the bundle has no net for is split off as a copy
+   of the net that evaluates that class, :meth:`bgai.model.bundle.ModelBundle.split_net`), or a fresh one-net
+   bundle for ``'all'`` (weights from ``run.seed``).  Only positions of that net's classes
+   (:meth:`bgai.model.bundle.ModelBundle.net_index`) are used; finished games never are (their value is exact).
 2. The positions are shuffled with ``run.seed`` and ``val_fraction`` of them held out for validation.
 3. Each step is one mini-batch of ``batch_size`` training positions (a new random order each epoch) and one
    optimiser step on the loss (``bce``: binary cross-entropy of each of the 5 outputs against its target, on the
@@ -45,6 +46,7 @@ from bgai.errors import BgaiError, CheckpointError, ConfigError
 from bgai.model.bundle import BundleNet, ModelBundle, load_model_bundle
 from bgai.model.features import get_encoder
 from bgai.model.nets import NetSpec, ValueNet
+from bgai.model.routing import NET_CLASSES
 from bgai.train.config import TrainConfig
 from bgai.train.labels import load_labels
 from bgai.train.trainer import StepReport
@@ -240,6 +242,13 @@ class SupervisedTrainer:
         s, m = config.supervised, config.model
         if s.warm_start:
             bundle, _ = load_model_bundle(s.warm_start)
+            if s.net not in bundle.names() and s.net in NET_CLASSES:
+                # a per-class net warm-started from the net that evaluates that class now
+                # (:meth:`ModelBundle.split_net`): e.g. 'race' from a TD net for every class
+                try:
+                    bundle = bundle.split_net([s.net], s.net)
+                except CheckpointError as exc:
+                    raise ConfigError(f"config key 'net': {exc}") from None
             return bundle
         if s.net != "all":
             raise ConfigError(f"config key 'net': a fresh model has one net, 'all'; to train the net {s.net!r}, "
