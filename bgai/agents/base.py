@@ -66,6 +66,12 @@ class Agent(ABC):
     #: core in batches of 1,000 games, 1,440 in batches of 500 and 930 in batches of 250.
     batch_games: int = 500
 
+    #: Whether :meth:`choose` may draw from its ``rng``.  ``False`` promises that each position's play depends
+    #: only on that position and roll, never on the rng or on the other positions of the call, so that the game
+    #: loop may put the games of several work units into one call (:func:`bgai.game.play.play`'s continuous
+    #: batching); the default ``True`` keeps each unit's positions in calls of their own, with the unit's rng.
+    uses_rng: bool = True
+
     #: What the agent can answer (:class:`Capabilities`); an agent that only chooses plays declares nothing.
     capabilities: Capabilities = Capabilities()
 
