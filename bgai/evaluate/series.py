@@ -265,7 +265,8 @@ def play_units(
     Returns:
         one :class:`~bgai.game.play.GameResults` per unit, in the order of ``units``: each the same as
         :func:`play_unit` of that unit (the same dice, seats and agent rng; agents that may use their rng get each
-        unit's positions in calls of their own).
+        unit's positions in calls of their own unless both are
+        :attr:`~bgai.agents.base.Agent.batch_invariant`).
     """
     rngs, seats, sizes, agent_rngs = [], [], [], []
     for unit in units:

@@ -384,7 +384,7 @@ class _GameLoop:
         self.group_of = np.repeat(np.arange(len(sizes)), sizes)
         self.width = n if width is None else int(width)
         # merged agent calls need agents whose plays depend on nothing but the position and roll
-        self.merge = len(sizes) == 1 or not any(getattr(a, "uses_rng", True) for a in agents)
+        self.merge = len(sizes) == 1 or all(getattr(a, "batch_invariant", False) for a in agents)
         self.started = 0  # groups started
         self.cube = rules is not None
         self.rules = rules if rules is not None else CUBELESS_RULES
@@ -604,8 +604,8 @@ def play(
     group ``k``); the first group starts at once, and each later one as soon as fewer than ``width`` units are
     playing, so that the batch stays large until the last group's last games.  All the units of a group start
     together, so every game is the one the group would play alone (:func:`play` of the group's dice generators
-    with ``rng[k]``): when an agent may draw from its rng (:attr:`~bgai.agents.base.Agent.uses_rng`), each group's
-    positions go to it in a call of their own, with the group's generator; otherwise the groups share the calls.
+    with ``rng[k]``): each group's positions go to the agents in calls of their own, with the group's generator;
+    the groups share the calls only when both agents are :attr:`~bgai.agents.base.Agent.batch_invariant`.
 
     Args:
         agents: ``(agent A, agent B)``; may be the same object (self-play: one agent call per ply).
