@@ -5,17 +5,21 @@ and spawned workers give the same series."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-import bgai.util.parallel as parallel
 from bgai.agents.random import RandomAgent
 from bgai.agents.registry import make_agent
-from bgai.evaluate.series import batch_width, evaluate, play_unit, play_units, unit_groups
+from bgai.evaluate.series import batch_width, play_unit, play_units, unit_groups
 from bgai.game.match import MatchRules
 from bgai.game.play import DiceStreams, dice_rng, play
 from bgai.game.policies import CubePolicy, NeverDoubleAlwaysTake
-from bgai.util.parallel import run_units, start_method
+from bgai.util.parallel import start_method
 
 FIELDS = ("winner", "points", "plies", "a_seat")
 
@@ -91,19 +95,40 @@ def _unit(context, unit):
     return float(np.random.default_rng(unit).random()) + context
 
 
-def test_forked_and_spawned_workers_give_the_same_results(monkeypatch):
-    assert start_method() in ("fork", "spawn")
-    runs = {}
-    for method in ("fork", "spawn"):
-        monkeypatch.setattr(parallel, "start_method", lambda m=method: m)
-        runs[method] = run_units(_unit, list(range(4)), workers=2, setup=float, setup_args=(1,)).ordered()
-        monkeypatch.undo()
-    assert runs["fork"] == runs["spawn"] == [_unit(1.0, u) for u in range(4)]
-    monkeypatch.setattr(parallel, "start_method", lambda: "fork")
-    one = evaluate("pubeval", "racer", 1000, 3, workers=1)
-    two = evaluate("pubeval", "racer", 1000, 3, workers=2)
-    assert two.workers == 2 and {k: v for k, v in one.to_dict().items() if k not in ("seconds", "games_per_s", "workers")} == {
-        k: v for k, v in two.to_dict().items() if k not in ("seconds", "games_per_s", "workers")}
+_FORK_CHECK = """
+import sys
+import bgai.util.parallel as parallel
+from bgai.evaluate.series import evaluate
+from tests.test_continuous_batching import _unit
+
+assert "torch" not in sys.modules and parallel.start_method() == "fork", parallel.start_method()
+runs = {}
+for method in ("fork", "spawn"):
+    parallel.start_method = lambda m=method: m
+    runs[method] = parallel.run_units(_unit, list(range(4)), workers=2, setup=float, setup_args=(1,)).ordered()
+    assert runs[method] == [_unit(1.0, u) for u in range(4)], (method, runs[method])
+parallel.start_method = lambda: "fork"
+keep = lambda r: {k: v for k, v in r.to_dict().items() if k not in ("seconds", "games_per_s", "workers")}
+one, two = evaluate("pubeval", "pubeval", 1000, 3, workers=1), evaluate("pubeval", "pubeval", 1000, 3, workers=2)
+assert two.workers == 2 and keep(one) == keep(two), (keep(one), keep(two))
+print("ok")
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fork on Windows")
+def test_forked_and_spawned_workers_give_the_same_results():
+    """In a fresh process without torch (workers are forked there): forked and spawned workers give the same
+    units, and a series in two forked workers is the series in one process."""
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", _FORK_CHECK], cwd=root, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_start_method_is_spawn_once_torch_is_loaded(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", sys.modules.get("torch", object()))
+    assert start_method() == "spawn"
 
 
 @pytest.mark.parametrize("spec", ["pubeval", "racer", "blocker"])

@@ -282,6 +282,12 @@ def play_units(
                         a_seat=res.a_seat[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
+def run_play_unit(agents: tuple[Agent, Agent], job: tuple) -> GameResults:
+    """:func:`play_unit` as a :func:`~bgai.util.parallel.run_units` job: ``job = (seed, unit, games, chunk_games,
+    duplicate)``."""
+    return play_unit(agents, *job)
+
+
 def run_play_units(agents: tuple[Agent, Agent], job: tuple) -> list[tuple[int, GameResults]]:
     """:func:`play_units` as a :func:`~bgai.util.parallel.run_units` job: ``job = (seed, units, games, chunk_games,
     duplicate)``; returns ``(unit, results)`` for each unit."""
