@@ -109,7 +109,8 @@ for method in ("fork", "spawn"):
     assert runs[method] == [_unit(1.0, u) for u in range(4)], (method, runs[method])
 parallel.start_method = lambda: "fork"
 keep = lambda r: {k: v for k, v in r.to_dict().items() if k not in ("seconds", "games_per_s", "workers")}
-one, two = evaluate("pubeval", "pubeval", 1000, 3, workers=1), evaluate("pubeval", "pubeval", 1000, 3, workers=2)
+one = evaluate("pubeval", "pubeval", 1000, 3, workers=1)
+two = evaluate("pubeval", "pubeval", 1000, 3, workers=2)
 assert two.workers == 2 and keep(one) == keep(two), (keep(one), keep(two))
 print("ok")
 """
