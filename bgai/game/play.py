@@ -110,7 +110,6 @@ class DiceStreams:
 
     Args:
         dice_rngs: one generator per game (already used for the opening roll).
-
         started: draw each game's first block now (default); ``False``: only when :meth:`start` is called for it
             (a game that starts later, after its opening roll is drawn).
 
