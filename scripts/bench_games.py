@@ -2,9 +2,11 @@
 
 Both sides play pubeval vs pubeval on the same dice (game g uses ``bgai.game.play.dice_rng(seed, g)``):
 
-* bgai: :func:`bgai.evaluate.series.evaluate` (batched numpy move generation and pubeval scoring), 1 and 2 workers;
+* bgai: :func:`bgai.evaluate.series.evaluate` (batched numpy move generation and pubeval scoring), 1 and 2 workers
+  (one process: the series' work units played as ``evaluate(workers=1)`` plays them, :func:`play_units`);
 * reference: the same games played position by position with ``gnubg_nn.pub_best_move`` (GNU Backgammon's C
-  move generator and pubeval) in a Python loop, in 1 and 2 processes.
+  move generator and pubeval) in a Python loop, in 1 and 2 processes (a ``multiprocessing`` pool started the way
+  bgai starts its workers, :func:`bgai.util.parallel.start_method`: forked where safe, else spawned).
 
 Since both sides play the same deterministic bot on the same dice, the games should be identical except where
 two plays tie on pubeval score; the script prints how many results agree.  CPU seconds count this process and
@@ -79,7 +81,9 @@ def run_gnubg(games: int, seed: int, workers: int):
     if workers == 1:
         out = [gnubg_game(j) for j in jobs]
     else:
-        pool = mp.get_context("spawn").Pool(workers)  # start-up counted, as in bgai's evaluate()
+        from bgai.util.parallel import start_method
+
+        pool = mp.get_context(start_method()).Pool(workers)  # start-up counted, as in bgai's evaluate()
         out = pool.map(gnubg_game, jobs, chunksize=50)
         pool.close()
         pool.join()  # workers reaped: their CPU time is in RUSAGE_CHILDREN
@@ -90,14 +94,14 @@ def run_bgai(games: int, seed: int, workers: int):
     """Play the games with bgai's runner; returns (wall seconds, CPU seconds of this process and its worker
     processes, results or None)."""
     from bgai.agents.pubeval import PubevalAgent
-    from bgai.evaluate.series import CHUNK_GAMES, evaluate, play_unit
+    from bgai.evaluate.series import evaluate, play_units, series_unit_size, unit_groups
 
     if workers == 1:
-        agent = PubevalAgent()
+        agents = (PubevalAgent(),) * 2
         t0, c0 = time.perf_counter(), cpu_all()
-        parts = [
-            play_unit((agent, agent), seed, u, games, CHUNK_GAMES, False) for u in range(-(-games // CHUNK_GAMES))
-        ]
+        chunk = series_unit_size(games, agents)
+        groups = unit_groups(-(-games // chunk), chunk, 1)
+        parts = [r for g in groups for r in play_units(agents, seed, [int(u) for u in g], games, chunk, False)]
         return time.perf_counter() - t0, cpu_all() - c0, parts
     c0 = cpu_all()
     report = evaluate("pubeval", "pubeval", games, seed, workers=workers, duplicate=False)

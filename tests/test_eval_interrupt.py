@@ -71,6 +71,7 @@ def test_interrupted_eval_reports_the_finished_units(tmp_path, how):
 
 
 def test_partial_series_is_the_finished_units_of_the_full_one(monkeypatch):
+    monkeypatch.setattr("bgai.evaluate.series.GROUP_GAMES", 40)  # groups of 2 units: a group is what finishes
     full = evaluate("pubeval", "racer", 80, 4, chunk_games=20)
     seen = []
 
@@ -90,7 +91,7 @@ def test_partial_series_is_the_finished_units_of_the_full_one(monkeypatch):
     def interrupted_unit(*args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("bgai.evaluate.series.play_unit", interrupted_unit)
+    monkeypatch.setattr("bgai.evaluate.series.play_units", interrupted_unit)
     with pytest.raises(KeyboardInterrupt, match="before any work unit finished"):  # nothing to report
         evaluate("pubeval", "racer", 80, 4, chunk_games=20)
 

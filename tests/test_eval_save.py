@@ -87,6 +87,7 @@ def test_cubeless_series_saved_files_match_the_report(tmp_path, monkeypatch):
     moves = sum(_check_legal(r)[0] for r in {id(r): r for r, _ in games}.values())
     assert moves == pytest.approx(rep.avg_plies * 48)
     # the same series in 2 worker processes (sessions of 100 games: one file per unit) has the same games
+    monkeypatch.undo()  # back to 100 in this process too: forked workers see this process's setting
     saver2 = GameSaver(tmp_path / "two", ("sgf",))
     rep2 = evaluate("pubeval", "racer", 48, 5, chunk_games=24, save=saver2, workers=2)
     assert rep2.workers == 2 and rep2.ppg == rep.ppg

@@ -66,6 +66,13 @@ class Agent(ABC):
     #: core in batches of 1,000 games, 1,440 in batches of 500 and 930 in batches of 250.
     batch_games: int = 500
 
+    #: ``True`` promises that :meth:`choose` plays each position the same whatever else is in the call: it does
+    #: not draw from its ``rng``, and its scores do not depend on the batch (bit for bit), so that the game loop
+    #: may put the games of several work units into one call (:func:`bgai.game.play.play`'s continuous
+    #: batching).  The default ``False`` keeps each unit's positions in calls of their own, with the unit's rng:
+    #: the random bot draws from it, and torch nets' values change in the last bits (about 1e-7) with the batch.
+    batch_invariant: bool = False
+
     #: What the agent can answer (:class:`Capabilities`); an agent that only chooses plays declares nothing.
     capabilities: Capabilities = Capabilities()
 

@@ -65,6 +65,7 @@ class GnubgAgent(ProbabilityAgent):
     #: gnubg-nn evaluates one position per call: batches gain little beyond a few dozen games (about 115 games/s
     #: against pubeval in batches of 64, 137 in batches of 256).
     batch_games = 64
+    batch_invariant = True  # one position per gnubg-nn call: the same in any batch
 
     def __init__(self) -> None:
         self._g = import_gnubg_nn()

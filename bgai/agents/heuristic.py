@@ -66,6 +66,7 @@ class HeuristicAgent(Agent):
     """A bot that scores afterstates with a fixed rule list (:meth:`evaluate_plays`) and plays the best one."""
 
     capabilities = Capabilities(play_scores=True, ply=0)
+    batch_invariant = True  # a score per afterstate: the same in any batch
 
     def evaluate_plays(self, boards: np.ndarray, afterstates: np.ndarray, src: np.ndarray) -> np.ndarray:
         """Heuristic score of each afterstate (higher = better for the mover; arbitrary units, not ppg).

@@ -132,6 +132,7 @@ class PubevalAgent(Agent):
 
     name = "pubeval"
     capabilities = Capabilities(play_scores=True, ply=0)
+    batch_invariant = True  # a score per afterstate: the same in any batch
 
     def evaluate_plays(self, boards: np.ndarray, afterstates: np.ndarray, src: np.ndarray) -> np.ndarray:
         """Scores of afterstates grouped by the position they come from.

@@ -110,19 +110,27 @@ class DiceStreams:
 
     Args:
         dice_rngs: one generator per game (already used for the opening roll).
+        started: draw each game's first block now (default); ``False``: only when :meth:`start` is called for it
+            (a game that starts later, after its opening roll is drawn).
 
     Rolls are drawn :data:`DICE_BLOCK` at a time per game, as ``integers(1, 7, size=(DICE_BLOCK, 2))``, so game
     ``g``'s ``k``-th roll depends only on its generator.
     """
 
-    def __init__(self, dice_rngs: Sequence[np.random.Generator]) -> None:
+    def __init__(self, dice_rngs: Sequence[np.random.Generator], started: bool = True) -> None:
         self._rngs = list(dice_rngs)
         n = len(self._rngs)
         self._buf = np.zeros((n, DICE_BLOCK, 2), dtype=np.int8)
         self._filled = np.zeros(n, dtype=np.int64)
         self._next = np.zeros(n, dtype=np.int64)
-        for g in range(n):
-            self._draw(g)
+        if started:
+            self.start(range(n))
+
+    def start(self, games) -> None:
+        """Draw the first block of rolls of each game in ``games`` (int indices) that has none yet."""
+        for g in games:
+            if self._filled[g] == 0:
+                self._draw(int(g))
 
     def _draw(self, g: int) -> None:
         block = self._rngs[g].integers(1, 7, size=(DICE_BLOCK, 2)).astype(np.int8)
@@ -360,11 +368,23 @@ def finish_games(afterstates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _GameLoop:
-    """The state of :func:`play`'s batch: one slot per unit, each playing its current game."""
+    """The state of :func:`play`'s batch: one slot per unit, each playing its current game; the slots of a group
+    start together, when fewer than ``width`` slots are playing (continuous batching, :func:`play`)."""
 
-    def __init__(self, agents, dice_rngs, rng, rules, a_seat, policies, record, max_plies) -> None:
+    def __init__(self, agents, dice_rngs, rng, rules, a_seat, policies, record, max_plies, groups=None,
+                 width=None) -> None:
         n = len(dice_rngs)
-        self.agents, self.dice_rngs, self.rng = agents, list(dice_rngs), rng
+        self.agents, self.dice_rngs = agents, list(dice_rngs)
+        sizes = [n] if groups is None else [int(k) for k in groups]
+        self.rngs = [rng] if groups is None else list(rng)
+        if groups is not None and (sum(sizes) != n or min(sizes, default=1) < 1 or len(self.rngs) != len(sizes)):
+            raise ValueError(f"groups {sizes} must be positive sizes summing to the {n} units, one rng each")
+        self.bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.group_of = np.repeat(np.arange(len(sizes)), sizes)
+        self.width = n if width is None else int(width)
+        # merged agent calls need agents whose plays depend on nothing but the position and roll
+        self.merge = len(sizes) == 1 or all(getattr(a, "batch_invariant", False) for a in agents)
+        self.started = 0  # groups started
         self.cube = rules is not None
         self.rules = rules if rules is not None else CUBELESS_RULES
         self.policies, self.record, self.max_plies = policies, record, max_plies
@@ -377,7 +397,7 @@ class _GameLoop:
         self.on_roll = np.zeros(n, dtype=np.int8)  # player (0 = A, 1 = B) on roll
         self.first_ply = np.zeros(n, dtype=bool)
         self.plies = np.zeros(n, dtype=np.int32)
-        self.active = np.ones(n, dtype=bool)
+        self.active = np.zeros(n, dtype=bool)
         self.doubles = np.zeros((n, 2), dtype=np.int32)
         self.takes = np.zeros((n, 2), dtype=np.int32)
         self.passes = np.zeros((n, 2), dtype=np.int32)
@@ -387,10 +407,19 @@ class _GameLoop:
         self.finished: list[tuple[int, GameOutcome]] = []  # (game id, outcome) in order of finishing
         self.log: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.cube_log: dict[int, list[tuple[int, int, bool]]] = {}
-        for u in range(n):
-            self.new_game(u)
-        # opening rolls first, then the dice streams: each unit's order of draws
-        self.streams = DiceStreams(self.dice_rngs)
+        self.streams = DiceStreams(self.dice_rngs, started=False)
+        self.start_groups()
+
+    def start_groups(self) -> None:
+        """Start the next groups while fewer than ``width`` slots are playing (the first group at once)."""
+        while self.started < len(self.bounds) - 1 and (self.started == 0 or self.active.sum() < self.width):
+            lo, hi = int(self.bounds[self.started]), int(self.bounds[self.started + 1])
+            self.active[lo:hi] = True
+            for u in range(lo, hi):
+                self.new_game(u)
+            # opening rolls first, then the dice streams: each unit's order of draws
+            self.streams.start(range(lo, hi))
+            self.started += 1
 
     def new_game(self, u: int) -> None:
         d0, d1 = opening_roll(self.dice_rngs[u])
@@ -418,6 +447,7 @@ class _GameLoop:
             idx = np.flatnonzero(self.active)
             if idx.size:
                 self.play_phase(idx)
+            self.start_groups()
         return self.results()
 
     # -- the cube phase: before the roll, not on a game's first ply --
@@ -462,7 +492,15 @@ class _GameLoop:
         if need_roll.size:
             self.dice[need_roll] = self.streams.roll(need_roll)
         self.first_ply[idx] = False
-        after = checker_play(self.agents, self.on_roll[idx], self.boards[idx], self.dice[idx], self.rng)
+        if self.merge:
+            after = checker_play(self.agents, self.on_roll[idx], self.boards[idx], self.dice[idx], self.rngs[0])
+        else:  # each group's games with its own rng, as if the group played alone
+            after = np.empty((idx.size, 2, 25), dtype=np.int8)
+            grp = self.group_of[idx]
+            for k in np.unique(grp):
+                sel = np.flatnonzero(grp == k)
+                u = idx[sel]
+                after[sel] = checker_play(self.agents, self.on_roll[u], self.boards[u], self.dice[u], self.rngs[k])
         if self.record:
             seats = self.on_roll[idx] ^ self.a_seat[idx]
             self.log.append((self.game_id[idx].copy(), seats, self.dice[idx].copy(), after))
@@ -551,13 +589,23 @@ def play(
     policies: Sequence[CubePolicy] | None = None,
     record: bool = False,
     max_plies: int = MAX_PLIES,
+    groups: Sequence[int] | None = None,
+    width: int | None = None,
 ) -> PlayResults:
     """The game loop: play one unit per dice generator between A and B, all in one batch.
+
+    Continuous batching (``groups``): the units are cut into groups of consecutive units (``groups[k]`` units in
+    group ``k``); the first group starts at once, and each later one as soon as fewer than ``width`` units are
+    playing, so that the batch stays large until the last group's last games.  All the units of a group start
+    together, so every game is the one the group would play alone (:func:`play` of the group's dice generators
+    with ``rng[k]``): each group's positions go to the agents in calls of their own, with the group's generator;
+    the groups share the calls only when both agents are :attr:`~bgai.agents.base.Agent.batch_invariant`.
 
     Args:
         agents: ``(agent A, agent B)``; may be the same object (self-play: one agent call per ply).
         dice_rngs: one dice generator per unit (see the module docstring and :func:`dice_rng`); consumed.
-        rng: generator handed to the agents' ``choose`` (seeded by the caller).
+        rng: generator handed to the agents' ``choose`` (seeded by the caller); with ``groups``, a sequence of
+            one generator per group.
         rules: ``None`` for cubeless money games (no cube phase; 1/2/3 points); a
             :class:`~bgai.game.match.MatchRules` for cubeful money games (``MatchRules.money(...)``) or matches
             (``MatchRules.match(n)``).
@@ -566,12 +614,17 @@ def play(
             each agent); must be ``None`` in cubeless play.
         record: keep a :class:`GameRecord` of every game.
         max_plies: per-game safety limit (a broken agent that never finishes).
+        groups: ``None`` (all units start at once), or the number of units in each group (positive ints summing to
+            ``len(dice_rngs)``).
+        width: with ``groups``: start the next group when fewer than this many units are playing (default: all
+            groups at once).
 
     Returns:
         :class:`PlayResults` (games in order of finishing; :meth:`PlayResults.cubeless` for the games in unit order).
 
     Raises:
-        ValueError: ``a_seat`` not 0/1, or cube ``policies`` without ``rules``.
+        ValueError: ``a_seat`` not 0/1, cube ``policies`` without ``rules``, or ``groups`` that do not add up to
+            the units or do not match the generators in ``rng``.
         MatchStateError: a match longer than the match equity table (for probability agents' cube policies).
         RuntimeError: a game longer than ``max_plies``, or an agent returning the wrong shape.
     """
@@ -582,7 +635,7 @@ def play(
         if policies is None:
             policies = (cube_policy_for(agents[0]), cube_policy_for(agents[1]))
         check_met(rules, policies)
-    return _GameLoop(agents, dice_rngs, rng, rules, a_seat, policies, record, max_plies).run()
+    return _GameLoop(agents, dice_rngs, rng, rules, a_seat, policies, record, max_plies, groups, width).run()
 
 
 def check_met(rules: MatchRules, policies: Sequence[CubePolicy]) -> None:
@@ -606,9 +659,11 @@ def play_games(
     a_seat: np.ndarray | int = 0,
     record: bool = False,
     max_plies: int = MAX_PLIES,
+    groups: Sequence[int] | None = None,
+    width: int | None = None,
 ) -> GameResults:
     """Play ``len(dice_rngs)`` cubeless money games between two agents, all in one batch (:func:`play` without
-    rules).
+    rules; ``groups`` and ``width``: continuous batching as there, ``rng`` then one generator per group).
 
     Args:
         agents: ``(agent A, agent B)``; may be the same object (self-play: one agent call per ply).
@@ -622,10 +677,11 @@ def play_games(
         :class:`GameResults` in game order.
 
     Raises:
-        ValueError: ``a_seat`` not 0/1.
+        ValueError: ``a_seat`` not 0/1, or bad ``groups``.
         RuntimeError: a game exceeded ``max_plies`` or an agent returned the wrong shape.
     """
-    return play(agents, dice_rngs, rng, a_seat=a_seat, record=record, max_plies=max_plies).cubeless()
+    return play(agents, dice_rngs, rng, a_seat=a_seat, record=record, max_plies=max_plies, groups=groups,
+                width=width).cubeless()
 
 
 def dice_rng(seed: int, game: int) -> np.random.Generator:
