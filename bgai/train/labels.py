@@ -67,7 +67,7 @@ from bgai.util.fileio import atomic_write_bytes, atomic_write_json, file_sha256
 from bgai.util.parallel import run_units
 
 __all__ = ["LABEL_KINDS", "LabelSettings", "label_shard", "make_labels", "load_labels", "Dataset", "label_context",
-           "run_label_unit", "LabelsInterrupted", "position_seed", "shard_seed", "parse_classes"]
+           "run_label_unit", "LabelsInterrupted", "position_seed", "shard_seed", "parse_classes", "sample_positions"]
 
 FORMAT = "bgai-labels"
 FORMAT_VERSION = 1
@@ -202,13 +202,13 @@ def shard_seed(seed: int, shard: int) -> int:
     return (int(state[0]) | int(state[1]) << 32) >> 1
 
 
-def label_shard(agent: Agent, settings: LabelSettings, shard: int) -> dict[str, np.ndarray]:
-    """Make shard ``shard``: play its games, sample positions, label them (module docstring).
+def sample_positions(agent: Agent, settings: LabelSettings, shard: int) -> np.ndarray:
+    """The positions shard ``shard`` labels (before the ``disagree`` test): its self-play games' positions before
+    a roll, kept with probability ``keep`` and of the ``classes`` asked (module docstring).
 
     Returns:
-        The arrays of a shard file (``boards``, ``position_ids``, ``classes``, ``probs``, ``std_errors``).
+        ``(N, 2, 25)`` int8 boards, side on roll in row 0, in game and ply order.
     """
-    t0 = time.perf_counter()
     ss = np.random.SeedSequence(settings.seed, spawn_key=(5, shard))
     game_ss, agent_ss, keep_ss = ss.spawn(3)
     dice = [np.random.default_rng(s) for s in game_ss.spawn(settings.games_per_shard)]
@@ -216,10 +216,20 @@ def label_shard(agent: Agent, settings: LabelSettings, shard: int) -> dict[str, 
     boards = np.concatenate([r.positions() for r in res.records])
     boards = boards[~is_game_over(boards)]
     keep = np.random.default_rng(keep_ss).random(len(boards)) < settings.keep
-    if settings.classes:
-        wanted = [CLASS_NAMES.index(c) for c in settings.classes]
-        keep &= np.isin(classify(boards), wanted) if len(boards) else keep
-    boards = boards[keep]
+    if settings.classes and len(boards):
+        keep &= np.isin(classify(boards), [CLASS_NAMES.index(c) for c in settings.classes])
+    return boards[keep]
+
+
+def label_shard(agent: Agent, settings: LabelSettings, shard: int) -> dict[str, np.ndarray]:
+    """Make shard ``shard``: play its games, sample positions (:func:`sample_positions`), label them (module
+    docstring).
+
+    Returns:
+        The arrays of a shard file (``boards``, ``position_ids``, ``classes``, ``probs``, ``std_errors``).
+    """
+    t0 = time.perf_counter()
+    boards = sample_positions(agent, settings, shard)
     probs, se = _labeller(agent, settings)(boards, shard) if len(boards) else (np.zeros((0, 5)), np.zeros((0, 5)))
     if settings.disagree > 0 and len(boards):
         eq0 = cubeless_equity(np.asarray(agent.at_ply(0).probabilities(boards)))
