@@ -896,12 +896,14 @@ def rollout_positions(
     Every position gets exactly the rollout :func:`rollout_position` gives it with the same agent and settings
     (trials, truncation, ply, variance reduction, the bear-off database ending (g)); only the batching differs: the
     trials of up to ``max_rows // trials`` positions advance together through :func:`run_unit` (one move-generator
-    call and one evaluation per ply for all of them), in this process, single-threaded.
+    call and one evaluation per ply for all of them), in this process, single-threaded.  With variance reduction
+    the work is dominated by the lookahead's evaluations, which grow with the rows, so batching gains little
+    (``scripts/bench_labels.py``: 1.06x on 144-trial rollouts of contact positions).
 
     Dice: **every position uses the same trial dice streams**: trial ``t`` of every position rolls the dice of
     trial ``t`` of the seed (module docstring, (a)), exactly the dice ``rollout_position(..., seed=seed)`` uses.
     So position ``i``'s result equals ``rollout_position(agent, boards[i], seed=seed, ...)`` up to float rounding
-    of batched evaluations (about 1e-12 here; bit for bit without variance reduction), and each result is an
+    of batched evaluations (differences of about 1e-8 measured with variance reduction), and each result is an
     unbiased estimate with the standard error of an ordinary rollout.  The errors of different positions are
     correlated (the same lucky dice help the side on roll of every position a little); for training labels that is
     harmless, as each label's expectation is its true value and a net averages over many batches with other seeds
