@@ -75,15 +75,106 @@ def test_bad_settings_are_one_line_errors(tmp_path, capsys):
     assert err.startswith("bgai: error:") and "keep must be in" in err and "\n" not in err
 
 
-def test_rollout_labels_carry_standard_errors(tmp_path):
+def test_batched_rollout_labels_are_per_position_rollouts_of_the_shards_dice(tmp_path):
+    from bgai.analysis.rollout import rollout_position
+    from bgai.train.labels import shard_seed
+
+    s = _settings(kind="rollout", trials=36, truncate=4, games_per_shard=2, keep=0.1)
+    make_labels(str(tmp_path / "r"), s, 1)
+    d = load_labels(str(tmp_path / "r"))
+    assert d.settings["batched"] is True
+    assert len(d) >= 3 and np.all(d.std_errors >= 0) and np.any(d.std_errors > 0)
+    agent = make_agent(MODEL)
+    for k in (0, len(d) // 2, len(d) - 1):  # each label: an ordinary rollout with the shard's seed
+        r = rollout_position(agent, d.boards[k], trials=36, truncate=4, seed=shard_seed(3, 0))
+        np.testing.assert_allclose(d.probs[k], r.probabilities, atol=1e-6)
+        np.testing.assert_allclose(d.std_errors[k], r.std_errors, atol=1e-6)
+    # same seed, same shard, bit for bit
+    make_labels(str(tmp_path / "r2"), s, 1)
+    a, b = _shard(tmp_path / "r", 0), _shard(tmp_path / "r2", 0)
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key])
+    assert shard_seed(3, 0) != shard_seed(3, 1) and shard_seed(3, 0) != shard_seed(4, 0)
+
+
+def test_rollout_positions_is_rollout_position_per_root():
+    from bgai.analysis.rollout import rollout_position, rollout_positions
+    from bgai.core.position_id import decode_position_ids
+    from bgai.errors import InvalidPositionError
+
+    agent = make_agent(MODEL)
+    boards = decode_position_ids(["4HPwATDgc/ABMA", "0PPgAyDgc/ABMA", "AN/3AIBtmwMAAA"])  # contact, contact, race
+    r = rollout_positions(agent, boards, trials=24, truncate=3, seed=11, max_rows=48)  # 2 roots per batch
+    assert r.probabilities.shape == r.std_errors.shape == (3, 5) and r.settings.variance_reduction
+    for k in range(3):
+        one = rollout_position(agent, boards[k], trials=24, truncate=3, seed=11)
+        np.testing.assert_allclose(r.probabilities[k], one.probabilities, atol=1e-9)
+        np.testing.assert_allclose(r.std_errors[k], one.std_errors, atol=1e-9)
+        assert abs(r.equity[k] - one.equity) < 1e-9
+    over = boards[:1].copy()
+    over[0, 1] = 0
+    with pytest.raises(InvalidPositionError, match="position 1 is a finished game"):
+        rollout_positions(agent, np.concatenate([boards[:1], over]), trials=2)
+
+
+def test_old_scheme_datasets_resume_with_their_own_scheme(tmp_path):
+    import json
+    import shutil
+
     from bgai.analysis.rollout import rollout_position
     from bgai.train.labels import position_seed
 
+    f = tmp_path / "old"
     s = _settings(kind="rollout", trials=36, truncate=4, games_per_shard=2, keep=0.05)
-    make_labels(str(tmp_path / "r"), s, 1)
-    d = load_labels(str(tmp_path / "r"))
-    assert len(d) >= 1 and np.all(d.std_errors >= 0) and np.any(d.std_errors > 0)
-    agent = make_agent(MODEL)
-    r = rollout_position(agent, d.boards[0], trials=36, truncate=4, seed=position_seed(3, d.boards[0]))
-    np.testing.assert_allclose(d.probs[0], r.probabilities, atol=1e-6)
-    np.testing.assert_allclose(d.std_errors[0], r.std_errors, atol=1e-6)
+    make_labels(str(f), LabelSettings(**{**s.__dict__, "batched": False}), 2)
+    meta = json.loads((f / "dataset.json").read_text())
+    assert "batched" not in meta["settings"] and "classes" not in meta["settings"]  # as the old format wrote it
+    before = _shard(f, 1)
+    os.remove(f / "shard-00001.npz")
+    assert make_labels(str(f), s, 2) == [1]  # settings without a scheme: the folder's own
+    after = _shard(f, 1)
+    for k in before:
+        np.testing.assert_array_equal(before[k], after[k])
+    r = rollout_position(make_agent(MODEL), after["boards"][0], trials=36, truncate=4,
+                         seed=position_seed(3, after["boards"][0]))
+    np.testing.assert_allclose(after["probs"][0], r.probabilities, atol=1e-6)
+    with pytest.raises(LabelError, match="other settings"):
+        make_labels(str(f), LabelSettings(**{**s.__dict__, "batched": True}), 2)
+    # the committed dataset made by the per-position scheme still matches its settings (nothing left to make)
+    src = os.path.join(os.path.dirname(__file__), "..", "data", "labels", "td128-rollout144")
+    g = tmp_path / "td128-rollout144"
+    shutil.copytree(src, g)
+    n = len([x for x in os.listdir(g) if x.startswith("shard-")])
+    old = LabelSettings(model=MODEL, kind="rollout", seed=2, games_per_shard=50, keep=0.05, trials=144)
+    assert make_labels(str(g), old, n) == []
+
+
+def test_class_filter_keeps_only_those_classes_and_options_are_recorded(tmp_path, capsys):
+    from bgai.model.classes import CLASS_BEAROFF, CLASS_RACE
+    from bgai.train.labels import parse_classes
+
+    assert parse_classes("race, bearoff") == ("bearoff", "race")
+    for bad, msg in (("race,foo", "unknown position class"), ("over", "unknown position class"),
+                     ("race,race", "named twice"), ("", "give one or more")):
+        with pytest.raises(LabelError, match=msg):
+            parse_classes(bad)
+    base = {"kind": "rollout", "trials": 36, "games_per_shard": 3, "keep": 0.5}
+    make_labels(str(tmp_path / "all"), _settings(**base, truncate=2), 1)
+    make_labels(str(tmp_path / "race"), _settings(**base, truncate=2, classes=("race",)), 1)
+    every, race = load_labels(str(tmp_path / "all")), load_labels(str(tmp_path / "race"))
+    assert race.settings["classes"] == ["race"] and len(race) >= 1
+    sel = every.classes == CLASS_RACE
+    assert 0 < sel.sum() < len(every)
+    np.testing.assert_array_equal(race.boards, every.boards[sel])  # the same sampling, then the class test
+    np.testing.assert_array_equal(race.classes, classify(race.boards))
+    np.testing.assert_allclose(race.probs, every.probs[sel], atol=1e-6)  # the same shard dice
+    # bear-off positions with the database: exact values, standard error 0
+    spec = MODEL + ":bearoff=db"
+    make_labels(str(tmp_path / "db"), _settings(**base, model=spec, classes=("bearoff",)), 1)
+    db = load_labels(str(tmp_path / "db"))
+    assert db.settings["model"] == "bgai-td128.pt:bearoff=db" and len(db) >= 1
+    assert np.all(db.classes == CLASS_BEAROFF) and np.all(db.std_errors == 0)
+    np.testing.assert_allclose(db.probs, make_agent(spec).probabilities(db.boards), atol=1e-6)
+    assert main(["label", str(tmp_path / "y"), "--model", MODEL, "--classes", "race,foo"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("bgai: error:") and "unknown position class 'foo'" in err and "\n" not in err

@@ -24,7 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="example:  bgai label labels/ply1 --model checkpoints/bgai-td128.pt --kind ply1 --shards 20",
     )
     p.add_argument("out", metavar="OUT", help="dataset folder (created; an existing one is resumed)")
-    p.add_argument("--model", default="default", help="checkpoint that plays and labels (default: the shipped model)")
+    p.add_argument("--model", default="default",
+                   help="agent spec of the checkpoint that plays and labels, options allowed, e.g. "
+                   "checkpoints/bgai-td128.pt:bearoff=db (default: the shipped model)")
     p.add_argument("--kind", choices=("ply1", "ply2", "rollout"), default="ply1", help="label kind (default ply1)")
     p.add_argument("--shards", type=int, default=10, help="shards in the whole job (default 10)")
     p.add_argument("--games", type=int, default=200, help="self-play games per shard (default 200)")
@@ -33,6 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="keep only positions whose 0-ply and label equity differ by more than this (default 0: all)")
     p.add_argument("--trials", type=int, default=0, help="rollout trials per position (--kind rollout)")
     p.add_argument("--truncate", type=int, default=0, help="rollout truncation in plies (--kind rollout; 0 = none)")
+    p.add_argument("--classes", default=None, metavar="CLASS[,CLASS...]",
+                   help="keep only positions of these classes: bearoff, race, crashed, contact (default: all)")
     p.add_argument("--seed", type=seed_type, default=1, help="seed (default 1)")
     p.add_argument("--workers", type=int, default=1, help="processes (default 1); shards do not depend on it")
     add_ray_option(p)
@@ -42,11 +46,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``bgai label``."""
     from bgai.agents.registry import resolve_spec
-    from bgai.train.labels import LabelSettings, LabelsInterrupted, make_labels
+    from bgai.train.labels import LabelSettings, LabelsInterrupted, make_labels, parse_classes
 
     settings = LabelSettings(model=resolve_spec(args.model), kind=args.kind, seed=args.seed,
                              games_per_shard=args.games, keep=args.keep, disagree=args.disagree,
-                             trials=args.trials, truncate=args.truncate)
+                             trials=args.trials, truncate=args.truncate,
+                             classes=parse_classes(args.classes) if args.classes is not None else ())
     t0 = time.perf_counter()
 
     def progress(done: int, total: int) -> None:

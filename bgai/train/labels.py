@@ -8,7 +8,9 @@ evaluation (gnubg and wildbg: rollouts of 1296 trials; Hilton: targets averaged 
 Sampling: shard ``i`` plays ``games_per_shard`` self-play games of the labelling model at 0-ply with the dice of
 ``np.random.SeedSequence(seed, spawn_key=(5, i))`` (:func:`bgai.game.play.play_games`), takes every position
 before a roll (side on roll's view; finished games left out) and keeps each with probability ``keep``
-(``disagree`` > 0: only those where the 0-ply and the label's cubeless equity differ by more than ``disagree``).
+(``disagree`` > 0: only those where the 0-ply and the label's cubeless equity differ by more than ``disagree``;
+``classes``: only positions of those classes, :mod:`bgai.model.classes`, e.g. ``('race', 'bearoff')``: the class
+test and the keep draw apply to the same positions, so a job without ``classes`` samples as before).
 So a shard is a pure function of (model, settings, seed, shard index): shards can be made in any order, by any
 number of workers, on any machine, and a stopped job resumes by making the shards that are missing.
 
@@ -16,12 +18,23 @@ Label kinds (:data:`LABEL_KINDS`):
 
 * ``ply1`` / ``ply2``: the agent's 1-ply / 2-ply probabilities of the position (GNU Backgammon's n-ply
   expectation over the 21 rolls; :class:`bgai.agents.neural.NeuralAgent`), standard errors 0;
-* ``rollout``: a cubeless rollout of ``trials`` trials (:mod:`bgai.analysis.rollout`), with its standard errors.
+* ``rollout``: a cubeless rollout of ``trials`` trials with variance reduction (:mod:`bgai.analysis.rollout`;
+  with an agent spec ``model.pt:bearoff=db`` trials end at bear-off positions with the database's values), with its
+  standard errors.  Two labelling schemes, recorded in the dataset (``batched``):
+
+  - ``batched: true`` (new datasets): all the shard's positions are rolled out together
+    (:func:`bgai.analysis.rollout.rollout_positions`) with one seed per shard, :func:`shard_seed`; every position
+    of the shard rolls the same trial dice (each label is an unbiased rollout of its position, the errors of
+    positions of the same shard are correlated, those of different shards independent);
+  - ``batched: false`` (datasets made before the batched scheme, whose ``dataset.json`` has no ``batched``): one
+    rollout per position (:func:`bgai.analysis.rollout.rollout_position`) seeded by :func:`position_seed`; a
+    resumed job keeps the scheme its folder records, so its shards stay consistent.
 
 Dataset format (a folder):
 
 * ``dataset.json``: ``{"format": "bgai-labels", "format_version": 1, "settings": {...}}`` (the model's file
-  name and sha256, the label kind and its parameters, seed, games per shard, keep, disagree);
+  name with its agent options, e.g. ``bgai-td128.pt:bearoff=db``, and the file's sha256, the label kind and its
+  parameters, seed, games per shard, keep, disagree; ``batched`` for rollout labels; ``classes`` when given);
 * ``shard-00000.npz`` ...: numpy ``savez_compressed`` archives, each written atomically, holding
   ``boards`` ``(N, 2, 25)`` int8 (side on roll in row 0, :mod:`bgai.core.board`), ``position_ids`` ``(N,)``
   ``<U14`` (GNU Position IDs of the same positions), ``classes`` ``(N,)`` int8 (:mod:`bgai.model.classes`),
@@ -35,26 +48,26 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable
 
 import numpy as np
 
 from bgai import __version__
 from bgai.agents.base import Agent
-from bgai.agents.registry import make_agent
-from bgai.analysis.rollout import rollout_position
+from bgai.agents.registry import make_agent, parse_spec
+from bgai.analysis.rollout import rollout_position, rollout_positions
 from bgai.core.board import is_game_over
 from bgai.core.equity import cubeless_equity
 from bgai.core.position_id import encode_position_ids
 from bgai.errors import BgaiError
 from bgai.game.play import play_games
-from bgai.model.classes import classify
+from bgai.model.classes import CLASS_NAMES, CLASS_OVER, classify
 from bgai.util.fileio import atomic_write_bytes, atomic_write_json, file_sha256
 from bgai.util.parallel import run_units
 
 __all__ = ["LABEL_KINDS", "LabelSettings", "label_shard", "make_labels", "load_labels", "Dataset", "label_context",
-           "run_label_unit", "LabelsInterrupted"]
+           "run_label_unit", "LabelsInterrupted", "position_seed", "shard_seed", "parse_classes", "sample_positions"]
 
 FORMAT = "bgai-labels"
 FORMAT_VERSION = 1
@@ -81,6 +94,11 @@ class LabelSettings:
             0 keeps all.
         trials: rollout trials per position (``kind='rollout'``).
         truncate: rollout truncation in plies (``kind='rollout'``; 0 = play to the end).
+        classes: keep only positions of these classes (names of :data:`bgai.model.classes.CLASS_NAMES` but
+            ``over``, in class order; :func:`parse_classes`); empty = every class.
+        batched: rollout labelling scheme (module docstring): True = the shard's positions together, False = one
+            rollout per position (datasets made before the batched scheme); None = True for a new folder, the
+            folder's own scheme when resuming (:func:`make_labels` resolves it).
     """
 
     model: str
@@ -91,6 +109,8 @@ class LabelSettings:
     disagree: float = 0.0
     trials: int = 0
     truncate: int = 0
+    classes: tuple[str, ...] = ()
+    batched: bool | None = None
 
     def check(self) -> None:
         """Raises LabelError naming the first bad field."""
@@ -106,19 +126,59 @@ class LabelSettings:
             raise LabelError(f"disagree must be >= 0, got {self.disagree}")
         if self.kind == "rollout" and self.trials < 1:
             raise LabelError("rollout labels need trials >= 1")
+        if self.classes and tuple(self.classes) != parse_classes(",".join(self.classes)):
+            raise LabelError(f"classes must be distinct class names in class order, got {self.classes!r}")
+
+    def record(self) -> dict:
+        """The settings as ``dataset.json`` holds them (module docstring): ``batched`` only for rollout labels,
+        ``classes`` only when given, so that a folder made before either existed reads the same."""
+        d = asdict(self)
+        d["classes"] = list(self.classes)
+        if not self.classes:
+            del d["classes"]
+        if not (self.kind == "rollout" and self.batched):  # the old per-position scheme: recorded by its absence
+            del d["batched"]
+        return d
 
 
-def _labeller(agent: Agent, settings: LabelSettings) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """``boards -> (probs (N, 5), std_errors (N, 5))`` for the settings' label kind."""
+def parse_classes(text: str) -> tuple[str, ...]:
+    """``'race,bearoff'`` -> ``('bearoff', 'race')``: position class names (:data:`bgai.model.classes.CLASS_NAMES`
+    but ``over``: finished games are never sampled), comma-separated, returned distinct and in class order.
+
+    Raises:
+        LabelError: an unknown or repeated name, ``over``, or none given.
+    """
+    names = [t.strip().lower() for t in text.split(",") if t.strip()]
+    allowed = [n for i, n in enumerate(CLASS_NAMES) if i != CLASS_OVER]
+    if not names:
+        raise LabelError(f"classes: give one or more of {', '.join(allowed)}")
+    for n in names:
+        if n not in allowed:
+            raise LabelError(f"unknown position class {n!r}: use {', '.join(allowed)}")
+    if len(set(names)) != len(names):
+        raise LabelError(f"position class named twice in {text!r}")
+    return tuple(n for n in allowed if n in names)
+
+
+def _labeller(agent: Agent, settings: LabelSettings) -> Callable[[np.ndarray, int], tuple[np.ndarray, np.ndarray]]:
+    """``(boards, shard) -> (probs (N, 5), std_errors (N, 5))`` for the settings' label kind and scheme."""
     if settings.kind in ("ply1", "ply2"):
         deep = agent.at_ply(1 if settings.kind == "ply1" else 2)
 
-        def search(boards: np.ndarray):
+        def search(boards: np.ndarray, shard: int):
             p = np.asarray(deep.probabilities(boards), dtype=np.float64)
             return p, np.zeros_like(p)
 
         return search
-    def rolled(boards: np.ndarray):
+    if settings.batched is not False:
+        def batch(boards: np.ndarray, shard: int):
+            r = rollout_positions(agent, boards, trials=settings.trials, truncate=settings.truncate or None,
+                                  seed=shard_seed(settings.seed, shard))
+            return r.probabilities, r.std_errors
+
+        return batch
+
+    def rolled(boards: np.ndarray, shard: int):
         # one rollout per position, seeded by the job's seed and the position (its Position ID): the same
         # position gets the same dice wherever it is labelled
         res = [rollout_position(agent, b, trials=settings.trials, truncate=settings.truncate or None,
@@ -135,13 +195,20 @@ def position_seed(seed: int, board: np.ndarray) -> int:
     return int.from_bytes(h[:8], "little") >> 1
 
 
-def label_shard(agent: Agent, settings: LabelSettings, shard: int) -> dict[str, np.ndarray]:
-    """Make shard ``shard``: play its games, sample positions, label them (module docstring).
+def shard_seed(seed: int, shard: int) -> int:
+    """The rollout seed of shard ``shard`` in the batched scheme: 63 bits of ``SeedSequence(seed, spawn_key=(6,
+    shard))``, so shards roll independent dice."""
+    state = np.random.SeedSequence(seed, spawn_key=(6, shard)).generate_state(2, np.uint32)
+    return (int(state[0]) | int(state[1]) << 32) >> 1
+
+
+def sample_positions(agent: Agent, settings: LabelSettings, shard: int) -> np.ndarray:
+    """The positions shard ``shard`` labels (before the ``disagree`` test): its self-play games' positions before
+    a roll, kept with probability ``keep`` and of the ``classes`` asked (module docstring).
 
     Returns:
-        The arrays of a shard file (``boards``, ``position_ids``, ``classes``, ``probs``, ``std_errors``).
+        ``(N, 2, 25)`` int8 boards, side on roll in row 0, in game and ply order.
     """
-    t0 = time.perf_counter()
     ss = np.random.SeedSequence(settings.seed, spawn_key=(5, shard))
     game_ss, agent_ss, keep_ss = ss.spawn(3)
     dice = [np.random.default_rng(s) for s in game_ss.spawn(settings.games_per_shard)]
@@ -149,8 +216,21 @@ def label_shard(agent: Agent, settings: LabelSettings, shard: int) -> dict[str, 
     boards = np.concatenate([r.positions() for r in res.records])
     boards = boards[~is_game_over(boards)]
     keep = np.random.default_rng(keep_ss).random(len(boards)) < settings.keep
-    boards = boards[keep]
-    probs, se = _labeller(agent, settings)(boards) if len(boards) else (np.zeros((0, 5)), np.zeros((0, 5)))
+    if settings.classes and len(boards):
+        keep &= np.isin(classify(boards), [CLASS_NAMES.index(c) for c in settings.classes])
+    return boards[keep]
+
+
+def label_shard(agent: Agent, settings: LabelSettings, shard: int) -> dict[str, np.ndarray]:
+    """Make shard ``shard``: play its games, sample positions (:func:`sample_positions`), label them (module
+    docstring).
+
+    Returns:
+        The arrays of a shard file (``boards``, ``position_ids``, ``classes``, ``probs``, ``std_errors``).
+    """
+    t0 = time.perf_counter()
+    boards = sample_positions(agent, settings, shard)
+    probs, se = _labeller(agent, settings)(boards, shard) if len(boards) else (np.zeros((0, 5)), np.zeros((0, 5)))
     if settings.disagree > 0 and len(boards):
         eq0 = cubeless_equity(np.asarray(agent.at_ply(0).probabilities(boards)))
         far = np.abs(cubeless_equity(probs) - eq0) > settings.disagree
@@ -177,18 +257,48 @@ def _write_shard(folder: str, shard: int, arrays: dict[str, np.ndarray]) -> str:
     return path
 
 
+def _model_record(spec: str) -> tuple[str, str]:
+    """``(file name with the spec's options, the file's path)``: ``'x/m.pt:bearoff=db'`` -> ``('m.pt:bearoff=db',
+    'x/m.pt')``; a spec without options records the bare file name, as datasets always did."""
+    name, options = parse_spec(spec)
+    shown = os.path.basename(name)
+    if options:
+        shown += ":" + ",".join(f"{k}={v}" for k, v in sorted(options.items()))
+    return shown, name
+
+
+def _read_folder(folder: str) -> dict | None:
+    """The folder's ``dataset.json`` (None when there is none)."""
+    meta_path = os.path.join(folder, "dataset.json")
+    if not os.path.exists(meta_path):
+        return None
+    try:
+        with open(meta_path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as exc:
+        raise LabelError(f"{meta_path} is unreadable ({type(exc).__name__}): not a bgai label folder?") from None
+
+
+def _resolve_scheme(folder: str, settings: LabelSettings) -> LabelSettings:
+    """Settings with ``batched`` decided (:class:`LabelSettings`): a folder's recorded scheme wins over None."""
+    if settings.kind != "rollout":
+        return replace(settings, batched=None)
+    if settings.batched is not None:
+        return settings
+    old = _read_folder(folder)
+    if old is not None and isinstance(old.get("settings"), dict) and old["settings"].get("kind") == "rollout":
+        return replace(settings, batched=bool(old["settings"].get("batched", False)))
+    return replace(settings, batched=True)
+
+
 def _open_folder(folder: str, settings: LabelSettings) -> dict:
     """Create the dataset folder, or check that an existing one was made with the same settings."""
+    shown, path = _model_record(settings.model)
     record = {"format": FORMAT, "format_version": FORMAT_VERSION, "bgai_version": __version__,
-              "settings": {**asdict(settings), "model": os.path.basename(settings.model.split(":")[0]),
-                           "model_sha256": file_sha256(settings.model.split(":")[0])}}
+              "settings": {**settings.record(), "model": shown, "model_sha256": file_sha256(path)}}
     meta_path = os.path.join(folder, "dataset.json")
     if os.path.exists(meta_path):
-        try:
-            with open(meta_path, encoding="utf-8") as f:
-                old = json.load(f)
-        except (OSError, ValueError) as exc:
-            raise LabelError(f"{meta_path} is unreadable ({type(exc).__name__}): not a bgai label folder?") from None
+        old = _read_folder(folder)
         if old.get("format") != FORMAT or old.get("settings") != record["settings"]:
             raise LabelError(f"{folder!r} holds labels made with other settings: use another folder, or the same "
                              f"settings to resume ({meta_path})")
@@ -245,6 +355,7 @@ def make_labels(folder: str, settings: LabelSettings, shards: int, *, workers: i
     settings.check()
     if shards < 1:
         raise LabelError(f"shards must be >= 1, got {shards}")
+    settings = _resolve_scheme(folder, settings)
     _open_folder(folder, settings)
     todo = [i for i in range(shards) if not os.path.exists(os.path.join(folder, _SHARD.format(i)))]
     done = [shards - len(todo)]
