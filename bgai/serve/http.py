@@ -463,7 +463,7 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         }
         if ev.mwc is not None:
             out.update(mwc=ev.mwc, cubeless_mwc=ev.cubeless_mwc)
-        return out
+        return _json_response(out)
 
     @app.get("/api/cube", summary="Cube decision for the side on roll", openapi_extra=_openapi(CubeStateParams))
     async def cube(request: Request, params: Annotated[CubeStateParams, Depends(_query_model(CubeStateParams))]) -> dict:
@@ -476,7 +476,7 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
                 "cube decisions are made before rolling: give the position without dice (the Match ID, XGID or "
                 f"dice parameters carry the roll {req.dice})"
             )
-        return {"state": _state_json(req), **_cube_json(bot.cube_decision(req.board, req.cube_state))}
+        return _json_response({"state": _state_json(req), **_cube_json(bot.cube_decision(req.board, req.cube_state))})
 
     @app.get("/api/resign", summary="Accept or reject a resignation", openapi_extra=_openapi(ResignParams))
     async def resign(request: Request, params: Annotated[ResignParams, Depends(_query_model(ResignParams))]) -> dict:
@@ -523,8 +523,8 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         dice = _wildbg_dice(die1, die2)
         ranked = bot.rank_plays(board, dice, rng_if_needed())
         if not ranked:
-            return {"moves": [{"play": [], "probabilities": _wildbg_probs(_after_probs(bot, board))}]}
-        return {
+            return _json_response({"moves": [{"play": [], "probabilities": _wildbg_probs(_after_probs(bot, board))}]})
+        return _json_response({
             "moves": [
                 {
                     "play": [{"from": int(f), "to": int(t)} for f, t, _ in rp.play.steps],
@@ -532,14 +532,14 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
                 }
                 for rp in ranked
             ]
-        }
+        })
 
     @app.get("/eval", summary="wildbg-compatible: probabilities and cube hints", openapi_extra=_wildbg_openapi())
     async def wildbg_eval(request: Request) -> dict:
         board = _wildbg_board(request)
         ev = bot.evaluate(board)
-        return {"cube": {"double": ev.cube.double, "accept": ev.cube.take},
-                "probabilities": _wildbg_probs(ev.probabilities)}
+        return _json_response({"cube": {"double": ev.cube.double, "accept": ev.cube.take},
+                               "probabilities": _wildbg_probs(ev.probabilities)})
 
     # ----------------------------------------------------------------------------------------- web page
     @app.get("/", include_in_schema=False)
