@@ -232,16 +232,19 @@ def _json_response(content: dict) -> Response:
     return Response(to_json(content), media_type="application/json")
 
 
-def _plays_json(ranked: list[RankedPlay]) -> list[dict]:
+def _plays_json(ranked: list[RankedPlay], board: np.ndarray) -> tuple[str, list[dict]]:
     """The ranked plays, rank 1 first, each: notation, steps, the agent's value (``score`` in the unit
     ``score_kind`` names, null for an agent without evaluation), equities and probabilities, the resulting
-    position (mover's view).  The afterstates' Position IDs, game-over flags and results are computed for all
-    plays at once (one numpy pass instead of one per play)."""
+    position (mover's view), with the Position ID of ``board`` (the ``(2, 25)`` position before the play).  The
+    Position IDs (of ``board`` and of the afterstates), game-over flags and results are computed for all at
+    once (one numpy pass instead of one per play)."""
+    after = np.stack([np.asarray(board, dtype=np.int8)]
+                     + [np.asarray(rp.play.afterstate, dtype=np.int8) for rp in ranked])
+    board_id, *ids = encode_position_ids(after)
     if not ranked:
-        return []
-    after = np.stack([np.asarray(rp.play.afterstate, dtype=np.int8) for rp in ranked])
+        return board_id, []
+    after = after[1:]
     over = is_game_over(after)
-    ids = encode_position_ids(after)
     boards = after.tolist()
     probs = [None if rp.probabilities is None else dict(zip(OUTPUTS, np.asarray(rp.probabilities).tolist()))
              for rp in ranked]
@@ -272,7 +275,7 @@ def _plays_json(ranked: list[RankedPlay]) -> list[dict]:
             winner, pts = results[i]
             out["result"] = {"winner": "mover" if winner == 0 else "opponent", "points": pts}
         items.append(out)
-    return items
+    return board_id, items
 
 
 def _cube_json(d: CubeDecision) -> dict:
@@ -436,9 +439,9 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         if limit is not None and limit < 1:
             raise RequestError(f"limit must be >= 1, got {limit}")
         ranked = bot.rank_plays(req.board, req.dice, rng_if_needed(), req.cube_state if req.cube_given else None)
-        items = _plays_json(ranked[:limit] if limit is not None else ranked)
+        position_id, items = _plays_json(ranked[:limit] if limit is not None else ranked, req.board)
         return _json_response({
-            "position_id": req.position_id,
+            "position_id": position_id,
             "dice": list(req.dice),
             "agent": bot.spec,
             "best": items[0] if items else None,
