@@ -2,8 +2,9 @@
 
 Both servers bound what a client can hold (``bgai serve http|external --max-connections N --timeout S``):
 
-* **HTTP** (:func:`http_server_config`, uvicorn with the httptools protocol, or h11 without it): at most ``N`` connections at a time; a
-  connection beyond that is answered ``503`` with ``{"message": "too many connections ..."}`` and closed at once.
+* **HTTP** (:func:`http_server_config`, uvicorn with the httptools protocol, or h11 without it): at most ``N``
+  connections at a time; a connection beyond that is answered ``503`` with ``{"message": "too many connections
+  ..."}`` and closed at once.
   A connection that has no request in progress -- a silent one, one sending its request too slowly, an idle
   keep-alive one -- is closed ``S`` seconds after it opened or after its last response (a request the bot is
   answering is never cut).  uvicorn's own limits are set too: ``limit_concurrency`` (``N + 1``: uvicorn counts the
@@ -282,7 +283,7 @@ def limited_h11_protocol(max_connections: int, timeout: float):
 
 
 def limited_httptools_protocol(max_connections: int, timeout: float):
-    """uvicorn's httptools protocol class (llhttp, C: about a fifth of h11's CPU per request) with the same
+    """uvicorn's httptools protocol class (llhttp, in C; h11 parses in pure Python) with the same
     connection cap and idle timeout as :func:`limited_h11_protocol`, and a request head refused with 400 beyond
     :data:`MAX_HEADER_BYTES`.
 
