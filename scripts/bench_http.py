@@ -19,7 +19,11 @@ requests; the HTTP and in-process passes alternate over ``--rounds`` rounds.  ``
 server process's CPU time (user + system, ``/proc``, 10 ms ticks) over a row's HTTP requests divided by their
 number -- the web layer's cost without the waits of a busy machine.
 
-Usage: ``python scripts/bench_http.py [--agent default] [--requests 200] [--rounds 3] [--warmup 30] [--seed 1]``
+``--compare CHECKOUT`` serves the same agent from a second bgai checkout too (``PYTHONPATH=CHECKOUT``, e.g. the
+main branch) and alternates the two servers pass by pass, so both see the same load: before/after in one run.
+
+Usage: ``python scripts/bench_http.py [--agent default] [--requests 200] [--rounds 3] [--warmup 30] [--seed 1]
+[--compare CHECKOUT]``
 """
 
 from __future__ import annotations
@@ -81,10 +85,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(agent: str, port: int) -> subprocess.Popen:
+def start_server(agent: str, port: int, checkout: str | None = None) -> subprocess.Popen:
+    """``python -m bgai serve http`` on ``port``; with ``checkout``, that checkout's bgai (``PYTHONPATH``)."""
     cmd = [sys.executable, "-m", "bgai", "serve", "http", "--host", "127.0.0.1", "--port", str(port),
            "--agent", agent]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = None if checkout is None else {**os.environ, "PYTHONPATH": os.path.abspath(checkout)}
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                            cwd=None if checkout is None else os.path.abspath(checkout))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -130,6 +137,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--compare", metavar="CHECKOUT", help="also serve from another bgai checkout (e.g. main) and "
+                    "alternate the two servers request pass by request pass: the same load for both")
     args = ap.parse_args()
 
     spec = resolve_spec(args.agent)
@@ -157,59 +166,68 @@ def main() -> None:
             bot.rank_plays(board, roll, rng)
         return time.perf_counter() - t
 
-    port = free_port()
-    proc = start_server(spec, port)
+    servers = {"this": None} if not args.compare else {"this": None, "compare": args.compare}
+    procs, conns = {}, {}
+    http_t: dict[tuple[str, str], list[float]] = {}
+    server_cpu: dict[tuple[str, str], float] = {}
+    proc_t: dict[str, list[float]] = {k: [] for k in rows}
+    counts: dict[str, list[int]] = {k: [] for k in rows}
     try:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        http_t: dict[str, list[float]] = {k: [] for k in rows}
-        proc_t: dict[str, list[float]] = {k: [] for k in rows}
-        counts: dict[str, list[int]] = {k: [] for k in rows}
-        server_cpu: dict[str, float] = {k: 0.0 for k in rows}
+        for srv, checkout in servers.items():
+            port = free_port()
+            procs[srv] = start_server(spec, port, checkout)
+            conns[srv] = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            for name in rows:
+                http_t[srv, name], server_cpu[srv, name] = [], 0.0
         for name, (path, boards, _) in rows.items():  # warm-up, untimed
             for b in boards[: args.warmup]:
-                get(conn, path.format(urllib.parse.quote(encode_position_id(b), safe="")))
+                for srv in servers:
+                    get(conns[srv], path.format(urllib.parse.quote(encode_position_id(b), safe="")))
                 in_process(name, b)
         for r in range(args.rounds):
             lo = args.warmup + r * args.requests
             for name, (path, boards, _) in rows.items():
                 part = boards[lo : lo + args.requests]
                 ids = [urllib.parse.quote(encode_position_id(b), safe="") for b in part]
-                passes = [("http", None), ("proc", None)]
+                passes = [*servers, "proc"]
                 if r % 2:
                     passes.reverse()
-                for kind, _ in passes:
-                    cpu0 = cpu_seconds(proc.pid)
-                    for b, pid in zip(part, ids):
-                        if kind == "http":
-                            dt, out = get(conn, path.format(pid))
-                            http_t[name].append(dt)
-                            if "count" in out:
-                                counts[name].append(out["count"])
-                        else:
-                            proc_t[name].append(in_process(name, b))
-                    if kind == "http":
-                        server_cpu[name] += cpu_seconds(proc.pid) - cpu0
-        conn.close()
+                for kind in passes:
+                    if kind == "proc":
+                        proc_t[name].extend(in_process(name, b) for b in part)
+                        continue
+                    cpu0 = cpu_seconds(procs[kind].pid)
+                    for pid in ids:
+                        dt, out = get(conns[kind], path.format(pid))
+                        http_t[kind, name].append(dt)
+                        if "count" in out and kind == "this":
+                            counts[name].append(out["count"])
+                    server_cpu[kind, name] += cpu_seconds(procs[kind].pid) - cpu0
+        for c in conns.values():
+            c.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        for proc in procs.values():
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
     print(f"-- {spec}: one client, keep-alive, {args.rounds} rounds x {args.requests} requests per row "
           f"(wall clock, ms); load average {os.getloadavg()[0]:.2f}")
-    print(f"{'row':<10} {'HTTP p50':>9} {'p90':>7}   {'in-process p50':>14} {'p90':>7}   {'web layer p50':>13}   "
-          f"{'server CPU/request':>18}")
-    for name in rows:
-        h = 1e3 * np.array(http_t[name])
-        p = 1e3 * np.array(proc_t[name])
-        h50, h90 = np.percentile(h, [50, 90])
-        p50, p90 = np.percentile(p, [50, 90])
-        extra = f"   (mean {np.mean(counts[name]):.1f} plays)" if counts[name] else ""
-        cpu = 1e3 * server_cpu[name] / len(h)
-        print(f"{name:<10} {h50:9.3f} {h90:7.3f}   {p50:14.3f} {p90:7.3f}   {h50 - p50:13.3f}   {cpu:18.3f}{extra}")
-
+    for srv, checkout in servers.items():
+        if args.compare:
+            print(f"server: {'this checkout' if checkout is None else checkout}")
+        print(f"{'row':<10} {'HTTP p50':>9} {'p90':>7}   {'in-process p50':>14} {'p90':>7}   {'web layer p50':>13}   "
+              f"{'server CPU/request':>18}")
+        for name in rows:
+            h = 1e3 * np.array(http_t[srv, name])
+            p = 1e3 * np.array(proc_t[name])
+            h50, h90 = np.percentile(h, [50, 90])
+            p50, p90 = np.percentile(p, [50, 90])
+            extra = f"   (mean {np.mean(counts[name]):.1f} plays)" if counts[name] else ""
+            cpu = 1e3 * server_cpu[srv, name] / len(h)
+            print(f"{name:<10} {h50:9.3f} {h90:7.3f}   {p50:14.3f} {p90:7.3f}   {h50 - p50:13.3f}   {cpu:18.3f}{extra}")
 
 if __name__ == "__main__":
     main()

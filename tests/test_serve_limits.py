@@ -187,6 +187,22 @@ def test_http_errors_are_all_json_messages(http):
     assert status == 404 and len(json.loads(body)["message"]) < 200  # a huge path is not echoed back
 
 
+def test_http_refuses_a_request_head_over_the_limit(http):
+    from bgai.serve.limits import MAX_HEADER_BYTES
+
+    status, _, body = _get(http.port, "/api/info?x=" + "y" * (MAX_HEADER_BYTES - 1000))  # under the limit: served
+    assert status == 200 and json.loads(body)["agent"] == "pubeval"
+    with _connect(http.port) as s:  # a request line over the limit
+        s.sendall(f"GET /api/info?x={'y' * MAX_HEADER_BYTES} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        data, _ = _read_all(s)
+    assert data.startswith(b"HTTP/1.1 400 "), data[:100]
+    with _connect(http.port) as s:  # headers over the limit, in many small ones
+        head = "".join(f"X-H{i}: {'z' * 100}\r\n" for i in range(MAX_HEADER_BYTES // 100))
+        s.sendall(f"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}\r\n".encode())
+        data, _ = _read_all(s)
+    assert data.startswith(b"HTTP/1.1 400 "), data[:100]
+
+
 def test_info_names_the_model_by_file_name_and_id_never_by_path(tmp_path):
     folder = tmp_path / "secret-folder"
     folder.mkdir()

@@ -70,9 +70,10 @@ from typing import Annotated
 import numpy as np
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_json
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bgai import __version__
@@ -224,17 +225,29 @@ def _num(x: float | None) -> float | None:
     return None if x is None or x != x else float(x)
 
 
-def _plays_json(ranked: list[RankedPlay]) -> list[dict]:
+def _json_response(content: dict) -> Response:
+    """``content`` as a 200 JSON answer, serialised by pydantic-core's ``to_json`` -- the serialiser FastAPI uses
+    for an endpoint's returned ``dict`` (the same bytes) -- without FastAPI's validation of the returned value
+    against the endpoint's return annotation (a walk over every play's fields)."""
+    return Response(to_json(content), media_type="application/json")
+
+
+def _plays_json(ranked: list[RankedPlay], board: np.ndarray) -> tuple[str, list[dict]]:
     """The ranked plays, rank 1 first, each: notation, steps, the agent's value (``score`` in the unit
     ``score_kind`` names, null for an agent without evaluation), equities and probabilities, the resulting
-    position (mover's view).  The afterstates' Position IDs, game-over flags and results are computed for all
-    plays at once (one numpy pass instead of one per play)."""
+    position (mover's view), with the Position ID of ``board`` (the ``(2, 25)`` position before the play).  The
+    Position IDs (of ``board`` and of the afterstates), game-over flags and results are computed for all at
+    once (one numpy pass instead of one per play)."""
+    after = np.stack([np.asarray(board, dtype=np.int8)]
+                     + [np.asarray(rp.play.afterstate, dtype=np.int8) for rp in ranked])
+    board_id, *ids = encode_position_ids(after)
     if not ranked:
-        return []
-    after = np.stack([np.asarray(rp.play.afterstate, dtype=np.int8) for rp in ranked])
+        return board_id, []
+    after = after[1:]
     over = is_game_over(after)
-    ids = encode_position_ids(after)
     boards = after.tolist()
+    probs = [None if rp.probabilities is None else dict(zip(OUTPUTS, np.asarray(rp.probabilities).tolist()))
+             for rp in ranked]
     results = {}
     if over.any():
         winner, pts = result_kind(after[over])
@@ -249,7 +262,7 @@ def _plays_json(ranked: list[RankedPlay]) -> list[dict]:
             "score": _num(rp.score),
             "score_kind": rp.score_kind if rp.score_kind != "none" else None,
             "equity": _num(rp.equity),
-            "probabilities": None if rp.probabilities is None else dict(zip(OUTPUTS, map(float, rp.probabilities))),
+            "probabilities": probs[i],
             "position_id": ids[i],
             "board": boards[i],
             "game_over": i in results,
@@ -262,7 +275,7 @@ def _plays_json(ranked: list[RankedPlay]) -> list[dict]:
             winner, pts = results[i]
             out["result"] = {"winner": "mover" if winner == 0 else "opponent", "points": pts}
         items.append(out)
-    return items
+    return board_id, items
 
 
 def _cube_json(d: CubeDecision) -> dict:
@@ -361,6 +374,11 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         with rng_lock:
             return np.random.default_rng(rng.integers(2**63))
 
+    def rng_if_needed() -> np.random.Generator | None:
+        """A generator for an agent that chooses at random (:meth:`Bot.rank_plays` uses one only for an agent
+        without play scores); None otherwise (making one costs about 40 microseconds)."""
+        return None if bot.capabilities.play_scores else next_rng()
+
     @app.exception_handler(BgaiError)
     async def _bad_request(request: Request, exc: BgaiError):
         if isinstance(exc, _RepeatedParameter) and request.url.path in _WILDBG_PATHS:
@@ -420,18 +438,16 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         limit = params.limit
         if limit is not None and limit < 1:
             raise RequestError(f"limit must be >= 1, got {limit}")
-        ranked = bot.rank_plays(req.board, req.dice, next_rng(), req.cube_state if req.cube_given else None)
-        items = _plays_json(ranked)
-        if limit is not None:
-            items = items[:limit]
-        return {
-            "position_id": req.position_id,
+        ranked = bot.rank_plays(req.board, req.dice, rng_if_needed(), req.cube_state if req.cube_given else None)
+        position_id, items = _plays_json(ranked[:limit] if limit is not None else ranked, req.board)
+        return _json_response({
+            "position_id": position_id,
             "dice": list(req.dice),
             "agent": bot.spec,
             "best": items[0] if items else None,
             "count": len(ranked),
             "plays": items,
-        }
+        })
 
     @app.get("/api/evaluate", summary="Probabilities, cubeless and cubeful equity of the side on roll",
              openapi_extra=_openapi(CubeStateParams))
@@ -450,7 +466,7 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         }
         if ev.mwc is not None:
             out.update(mwc=ev.mwc, cubeless_mwc=ev.cubeless_mwc)
-        return out
+        return _json_response(out)
 
     @app.get("/api/cube", summary="Cube decision for the side on roll", openapi_extra=_openapi(CubeStateParams))
     async def cube(request: Request, params: Annotated[CubeStateParams, Depends(_query_model(CubeStateParams))]) -> dict:
@@ -463,7 +479,7 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
                 "cube decisions are made before rolling: give the position without dice (the Match ID, XGID or "
                 f"dice parameters carry the roll {req.dice})"
             )
-        return {"state": _state_json(req), **_cube_json(bot.cube_decision(req.board, req.cube_state))}
+        return _json_response({"state": _state_json(req), **_cube_json(bot.cube_decision(req.board, req.cube_state))})
 
     @app.get("/api/resign", summary="Accept or reject a resignation", openapi_extra=_openapi(ResignParams))
     async def resign(request: Request, params: Annotated[ResignParams, Depends(_query_model(ResignParams))]) -> dict:
@@ -508,10 +524,10 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
     async def wildbg_move(request: Request, die1: int, die2: int) -> dict:
         board = _wildbg_board(request)
         dice = _wildbg_dice(die1, die2)
-        ranked = bot.rank_plays(board, dice, next_rng())
+        ranked = bot.rank_plays(board, dice, rng_if_needed())
         if not ranked:
-            return {"moves": [{"play": [], "probabilities": _wildbg_probs(_after_probs(bot, board))}]}
-        return {
+            return _json_response({"moves": [{"play": [], "probabilities": _wildbg_probs(_after_probs(bot, board))}]})
+        return _json_response({
             "moves": [
                 {
                     "play": [{"from": int(f), "to": int(t)} for f, t, _ in rp.play.steps],
@@ -519,14 +535,14 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
                 }
                 for rp in ranked
             ]
-        }
+        })
 
     @app.get("/eval", summary="wildbg-compatible: probabilities and cube hints", openapi_extra=_wildbg_openapi())
     async def wildbg_eval(request: Request) -> dict:
         board = _wildbg_board(request)
         ev = bot.evaluate(board)
-        return {"cube": {"double": ev.cube.double, "accept": ev.cube.take},
-                "probabilities": _wildbg_probs(ev.probabilities)}
+        return _json_response({"cube": {"double": ev.cube.double, "accept": ev.cube.take},
+                               "probabilities": _wildbg_probs(ev.probabilities)})
 
     # ----------------------------------------------------------------------------------------- web page
     @app.get("/", include_in_schema=False)

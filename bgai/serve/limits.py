@@ -2,13 +2,15 @@
 
 Both servers bound what a client can hold (``bgai serve http|external --max-connections N --timeout S``):
 
-* **HTTP** (:func:`http_server_config`, uvicorn with the h11 protocol): at most ``N`` connections at a time; a
-  connection beyond that is answered ``503`` with ``{"message": "too many connections ..."}`` and closed at once.
+* **HTTP** (:func:`http_server_config`, uvicorn with the httptools protocol, or h11 without it): at most ``N``
+  connections at a time; a connection beyond that is answered ``503`` with ``{"message": "too many connections
+  ..."}`` and closed at once.
   A connection that has no request in progress -- a silent one, one sending its request too slowly, an idle
   keep-alive one -- is closed ``S`` seconds after it opened or after its last response (a request the bot is
   answering is never cut).  uvicorn's own limits are set too: ``limit_concurrency`` (``N + 1``: uvicorn counts the
-  asking connection, so ``N`` connections are served), ``timeout_keep_alive`` (``S``) and h11's
-  ``max_incomplete_event_size`` (:data:`MAX_HEADER_BYTES`: a request head larger than that is refused with 400).
+  asking connection, so ``N`` connections are served), ``timeout_keep_alive`` (``S``) and a request head larger
+  than :data:`MAX_HEADER_BYTES` is refused with 400 (h11's ``max_incomplete_event_size``; counted by
+  :func:`limited_httptools_protocol` with httptools).
 * **External-player protocol** (:class:`ConnectionSlots`, used by :class:`bgai.serve.external.ExternalServer`):
   at most ``N`` connections, one thread each; a connection beyond that gets the one line
   ``Error: too many connections (at most N)`` and is closed.  A connection that sends nothing for ``S`` seconds
@@ -45,6 +47,7 @@ __all__ = [
     "allowed_hosts",
     "host_name",
     "limited_h11_protocol",
+    "limited_httptools_protocol",
     "http_server_config",
 ]
 
@@ -207,21 +210,11 @@ def _refusal(max_connections: int) -> bytes:
     return head + body
 
 
-def limited_h11_protocol(max_connections: int, timeout: float):
-    """uvicorn's h11 protocol class with a connection cap and an idle timeout (module docstring).
-
-    Args:
-        max_connections: connections served at a time; the next one gets a 503 and is closed.
-        timeout: seconds a connection may stay open with no request in progress.
-
-    Returns:
-        A subclass of ``uvicorn.protocols.http.h11_impl.H11Protocol`` for ``uvicorn.Config(http=...)``.
-    """
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
+def _limited(base, max_connections: int, timeout: float):
+    """``base`` (a uvicorn HTTP protocol class) with a connection cap and an idle timeout (module docstring)."""
     refusal = _refusal(max_connections)
 
-    class LimitedH11Protocol(H11Protocol):
+    class Limited(base):
         _refused = False
         _idle = None
 
@@ -270,14 +263,74 @@ def limited_h11_protocol(max_connections: int, timeout: float):
             if not self._busy() and not self.transport.is_closing():
                 self.transport.close()
 
-    return LimitedH11Protocol
+    Limited.__name__ = Limited.__qualname__ = "Limited" + base.__name__
+    return Limited
+
+
+def limited_h11_protocol(max_connections: int, timeout: float):
+    """uvicorn's h11 protocol class (pure Python) with a connection cap and an idle timeout (module docstring).
+
+    Args:
+        max_connections: connections served at a time; the next one gets a 503 and is closed.
+        timeout: seconds a connection may stay open with no request in progress.
+
+    Returns:
+        A subclass of ``uvicorn.protocols.http.h11_impl.H11Protocol`` for ``uvicorn.Config(http=...)``.
+    """
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    return _limited(H11Protocol, max_connections, timeout)
+
+
+def limited_httptools_protocol(max_connections: int, timeout: float):
+    """uvicorn's httptools protocol class (llhttp, in C; h11 parses in pure Python) with the same
+    connection cap and idle timeout as :func:`limited_h11_protocol`, and a request head refused with 400 beyond
+    :data:`MAX_HEADER_BYTES`.
+
+    Returns:
+        A subclass of ``uvicorn.protocols.http.httptools_impl.HttpToolsProtocol``.
+
+    Raises:
+        ImportError: httptools is not installed (the ``serve`` extra installs it).
+    """
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    class LimitedHttpToolsProtocol(_limited(HttpToolsProtocol, max_connections, timeout)):
+        _head = 0
+
+        # httptools' parser (llhttp) sets no limit on the request head: count it here.  An exception raised in a
+        # parser callback makes uvicorn answer 400 "Invalid HTTP request received." and close, as h11 does
+        # beyond its max_incomplete_event_size.
+        def on_message_begin(self) -> None:
+            self._head = 0
+            super().on_message_begin()
+
+        def on_url(self, url: bytes) -> None:
+            self._grow(len(url))
+            super().on_url(url)
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            self._grow(len(name) + len(value) + 4)
+            super().on_header(name, value)
+
+        def _grow(self, n: int) -> None:
+            self._head += n
+            if self._head > MAX_HEADER_BYTES:
+                raise ValueError(f"request head over {MAX_HEADER_BYTES} bytes")
+
+    return LimitedHttpToolsProtocol
 
 
 def http_server_config(
     app, host: str, port: int, *, max_connections: int = HTTP_MAX_CONNECTIONS, timeout: float = HTTP_TIMEOUT,
-    log_level: str = "info",
+    log_level: str = "info", access_log: bool = False,
 ):
     """A ``uvicorn.Config`` serving ``app`` with bgai's limits (module docstring).
+
+    The fast parts of uvicorn when installed (the ``serve`` extra): the httptools (llhttp) protocol
+    (:func:`limited_httptools_protocol`) and the uvloop event loop; else h11 (:func:`limited_h11_protocol`) and
+    asyncio, with the same limits and answers.  No access log by default (``access_log``): formatting a log line
+    per request costs about as much CPU as parsing the request.
 
     Raises:
         LimitError: bad limits.
@@ -285,12 +338,18 @@ def http_server_config(
     import uvicorn
 
     n, t = check_limits(max_connections, timeout)
+    try:
+        protocol = limited_httptools_protocol(n, t)
+    except ImportError:
+        protocol = limited_h11_protocol(n, t)
     return uvicorn.Config(
         app,
         host=host,
         port=port,
         log_level=log_level,
-        http=limited_h11_protocol(n, t),
+        access_log=access_log,
+        http=protocol,
+        loop="auto",  # uvloop when installed, else asyncio
         limit_concurrency=n + 1,
         timeout_keep_alive=t,
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
