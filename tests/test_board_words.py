@@ -54,3 +54,18 @@ def test_finished_matches_sums():
             assert np.array_equal(seen[0], b[live])
         assert np.all(out[b[:, 1].sum(axis=1) == 0, 0] == 0.0)  # the side on roll lost
         assert np.all(out[(b[:, 0].sum(axis=1) == 0), 0] == 1.0)  # the side on roll won
+
+
+def test_bearoff_unchecked_lookup_matches_checked():
+    from bgai.model import bearoff
+
+    db = bearoff.get_database()
+    rng = np.random.default_rng(9)
+    pos = bearoff.positions()
+    pick = rng.integers(0, len(pos), size=(3000, 2))
+    b = np.zeros((3000, 2, 25), dtype=np.int8)
+    b[:, 0, :6], b[:, 1, :6] = pos[pick[:, 0]], pos[pick[:, 1]]
+    b = b[(b.sum(axis=2) > 0).all(axis=1)]
+    checked = db.probabilities(b, validate=True)
+    assert np.array_equal(db.probabilities(b, validate=False), checked)
+    assert 0.3 < checked[:, 0].mean() < 0.7  # real values, both sides winning often
