@@ -50,6 +50,28 @@ def cubeless_equity(probs: np.ndarray) -> np.ndarray:
     return 2.0 * p[..., 0] - 1.0 + p[..., 1] - p[..., 3] + p[..., 2] - p[..., 4]
 
 
+#: Byte offsets of 8-byte words that cover row 0 (bytes 0..24) and row 1 (bytes 25..49) of a flattened int8 board;
+#: none reads past the board's last byte, so a C-contiguous batch is read as strided uint64 words without a copy.
+_ROW_WORDS = ((0, 8, 16, 17), (25, 33, 41, 42))
+
+
+def _empty_rows(b: np.ndarray, rows: tuple[int, ...]) -> list[np.ndarray]:
+    """For each row in ``rows``: ``(N,)`` bool, that row of each board has no checker, i.e.
+    ``b[:, row].sum(axis=1, dtype=np.int16) == 0``.  A C-contiguous int8 batch without negative counts is read as
+    a few 8-byte words per board (several times faster than the sum); any other batch is summed."""
+    n = b.shape[0]
+    if n and b.dtype == np.int8 and b.ndim == 3 and b.shape[1:] == (2, 25) and b.flags.c_contiguous and b.min() >= 0:
+        out = []
+        for row in rows:
+            words = _ROW_WORDS[row]
+            acc = np.ndarray((n,), dtype=np.uint64, buffer=b, offset=words[0], strides=(50,)).copy()
+            for o in words[1:]:
+                acc |= np.ndarray((n,), dtype=np.uint64, buffer=b, offset=o, strides=(50,))
+            out.append(acc == 0)
+        return out
+    return [b[:, row].sum(axis=1, dtype=np.int16) == 0 for row in rows]
+
+
 def finished_probabilities(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Exact outcome probabilities of the positions whose game is over, for the side on roll.
 
@@ -74,7 +96,7 @@ def finished_probabilities(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         InvalidPositionError: a board where both sides have no checker (from :func:`bgai.core.board.result_kind`).
     """
     b = np.asarray(boards)
-    over = b[:, 1].sum(axis=1, dtype=np.int16) == 0
+    (over,) = _empty_rows(b, (1,))
     probs = np.zeros((int(over.sum()), len(OUTPUTS)), dtype=np.float64)
     if probs.shape[0]:
         _, points = result_kind(b[over])
@@ -108,8 +130,12 @@ def finished_or_evaluate(boards: np.ndarray, evaluate: Callable[[np.ndarray], np
     out = np.empty((b.shape[0], 5), dtype=np.float64)
     if b.shape[0] == 0:
         return out
-    lost, exact = finished_probabilities(b)
-    won = (b[:, 0].sum(axis=1, dtype=np.int16) == 0) & ~lost
+    empty0, lost = _empty_rows(b, (0, 1))
+    if not (empty0.any() or lost.any()):  # the common case: no game over, one call on the whole batch
+        out[:] = evaluate(b)
+        return out
+    _, exact = finished_probabilities(b)
+    won = empty0 & ~lost
     out[lost] = exact
     if won.any():
         out[won] = swap_perspective(finished_probabilities(flip(b[won]))[1])

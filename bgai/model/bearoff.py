@@ -184,6 +184,11 @@ def position_index(counts) -> np.ndarray:
             f"bear-off position {c.reshape(-1, 6)[bad].tolist()} (input {bad}) has negative counts or more than 15 "
             "checkers"
         )
+    return _table_index(c)
+
+
+def _table_index(c: np.ndarray) -> np.ndarray:
+    """:func:`position_index` without its checks, for ``(..., 6)`` int32 counts known to be valid."""
     low, high = _index_tables()
     r4 = c[..., 3] + c[..., 4] + c[..., 5]
     a = ((c[..., 0] * 16 + c[..., 1]) * 16 + c[..., 2]) * 16 + r4
@@ -377,8 +382,12 @@ class BearoffDatabase:
         length = self.off.shape[1]
         for lo in range(0, n, _BLOCK):
             blk = b[lo : lo + _BLOCK, :, :NUM_HOME_POINTS]
-            me = position_index(blk[:, 0])
-            opp = position_index(blk[:, 1])
+            if validate:
+                me = position_index(blk[:, 0])
+                opp = position_index(blk[:, 1])
+            else:  # routed boards (all_home): the same indices without position_index's checks
+                idx = _table_index(blk.astype(np.int32))
+                me, opp = idx[:, 0], idx[:, 1]
             p_me = self._off32[me]
             p_opp = self._off32[opp]
             out[lo : lo + _BLOCK, 0] = np.einsum("nl,nl->n", p_me, self._tail_off[opp, :length])

@@ -294,9 +294,13 @@ class ModelBundle:
         """The nets' outputs ``(N, 5)`` for unfinished positions, one call per net with positions in the batch."""
         if self.rule.n_nets == 1:  # the hot path of self-play: no routing
             return self._fast[0](self.nets[0].encoder(boards))
-        out = np.empty((boards.shape[0], 5), dtype=np.float64)
         n_nets = len(self.nets)
-        for k, idx in self.rule.route(boards, np.ones(boards.shape[0], dtype=bool)):
+        parts = self.rule.route(boards, np.ones(boards.shape[0], dtype=bool))
+        if len(parts) == 1 and parts[0][0] < n_nets:  # one net for the whole batch (no bear-off among them)
+            k = parts[0][0]
+            return self._fast[k](self.nets[k].encoder(boards))
+        out = np.empty((boards.shape[0], 5), dtype=np.float64)
+        for k, idx in parts:
             sub = boards if idx.size == boards.shape[0] else boards[idx]
             if k < n_nets:
                 out[idx] = self._fast[k](self.nets[k].encoder(sub))
