@@ -189,3 +189,26 @@ def test_a_class_net_split_off_a_one_net_bundle_and_trained(data, tmp_path):
     p_out, p_one = out.probabilities(boards), one.probabilities(boards)
     assert np.allclose(p_out[~race], p_one[~race], rtol=0, atol=1e-6)
     assert np.abs(p_out[race] - p_one[race]).max() > 1e-4
+
+
+def _label_folder(path, probs, std_errors):
+    import json
+    boards = random_positions(len(probs), 3)[: len(probs)]
+    path.mkdir()
+    (path / "dataset.json").write_text(json.dumps({"format": "bgai-labels", "format_version": 1, "settings": {}}))
+    np.savez(path / "shard-00000.npz", boards=boards, probs=np.asarray(probs, np.float32),
+             std_errors=np.asarray(std_errors, np.float32), classes=np.zeros(len(probs), np.int8))
+
+
+def test_rollout_labels_a_little_outside_0_1_are_clipped_far_outside_refused(tmp_path):
+    """Variance-reduced rollout labels are unbiased estimates that can leave [0, 1] by their noise: up to
+    4 standard errors they are clipped; further out they are bad targets."""
+    probs = [[1.00004, 0.7, -0.00011, 0.0, 0.0], [0.5, 0.2, 0.01, 0.1, 0.0]]
+    se = [[0.0004, 0.001, 0.0001, 0.0, 0.0], [0.01, 0.01, 0.001, 0.01, 0.0]]
+    _label_folder(tmp_path / "ok", probs, se)
+    t = load_dataset(tmp_path / "ok").targets
+    assert t[0, 2] == 0.0 and t[0, 0] == 1.0 and t[0, 1] == pytest.approx(0.7)
+    assert t[1].tolist() == pytest.approx([0.5, 0.2, 0.01, 0.1, 0.0])
+    _label_folder(tmp_path / "bad", [[0.5, 0.2, -0.01, 0.1, 0.0]], [[0.01, 0.01, 0.001, 0.01, 0.0]])
+    with pytest.raises(DatasetError, match="not probabilities"):
+        load_dataset(tmp_path / "bad")

@@ -5,7 +5,8 @@ roll (:data:`bgai.core.equity.OUTPUTS` order, cumulative: win includes gammons),
 (GNU Backgammon's, or rollouts').  Files (:func:`load_dataset`):
 
 * a label folder of ``bgai label`` (:mod:`bgai.train.labels`: ``dataset.json`` and ``shard-*.npz``; its
-  ``probs`` are the targets);
+  ``probs`` are the targets, clipped into [0, 1]: a rollout with variance reduction is an unbiased estimate that can
+  leave [0, 1] by its noise, and up to :data:`LABEL_SLACK_SE` standard errors outside is accepted);
 * ``.npz`` with ``targets`` (or ``probs``) ``(N, 5)`` and either ``boards`` ``(N, 2, 25)`` int8 (bgai's layout)
   or ``position_ids`` ``(N,)`` GNU Backgammon Position IDs;
 * text (any other name): one position a line, ``POSITION_ID p_win p_wg p_wbg p_lg p_lbg`` separated by spaces,
@@ -139,6 +140,20 @@ def _read_npz(path: str) -> tuple[np.ndarray, np.ndarray]:
     return boards, targets
 
 
+#: How many standard errors a rollout label may lie outside [0, 1] before it is an error (variance reduction
+#: makes each label an unbiased estimate that can leave [0, 1] by its noise).
+LABEL_SLACK_SE = 4.0
+
+
+def _clip_estimates(probs: np.ndarray, std_errors: np.ndarray, path: str) -> np.ndarray:
+    """Label estimates clipped into [0, 1]; an estimate further outside than :data:`LABEL_SLACK_SE` standard
+    errors (plus :data:`TARGET_TOLERANCE`) is left as it is, for :func:`check_targets` to report."""
+    probs = np.asarray(probs, dtype=np.float32)
+    slack = LABEL_SLACK_SE * np.asarray(std_errors, dtype=np.float32) + TARGET_TOLERANCE
+    near = (probs >= -slack) & (probs <= 1 + slack)
+    return np.where(near, np.clip(probs, 0.0, 1.0), probs).astype(np.float32)
+
+
 def load_dataset(path: str | os.PathLike) -> Dataset:
     """Read and check a dataset file (module docstring).
 
@@ -153,7 +168,7 @@ def load_dataset(path: str | os.PathLike) -> Dataset:
         raise DatasetError("no dataset: set supervised.data to a dataset file")
     if os.path.isdir(p):
         labels = load_labels(p)
-        boards, targets = labels.boards, labels.probs
+        boards, targets = labels.boards, _clip_estimates(labels.probs, labels.std_errors, p)
     elif not os.path.isfile(p):
         raise DatasetError(f"dataset {p!r} does not exist")
     else:
