@@ -39,35 +39,14 @@ import time
 import urllib.parse
 
 import numpy as np
+from positions import selfplay_positions  # scripts/positions.py
 
-from bgai.agents.pubeval import PubevalAgent
 from bgai.agents.registry import resolve_spec
-from bgai.core.board import flip, is_game_over, starting_board
 from bgai.core.dice import Dice
 from bgai.core.movegen import afterstates
 from bgai.core.position_id import encode_position_id
 from bgai.serve.bot import Bot
 from bgai.util.threads import limit_threads
-
-
-def selfplay_positions(total: int, seed: int, games: int = 64) -> np.ndarray:
-    """``total`` distinct positions (side on roll in row 0) from seeded pubeval self-play, shuffled."""
-    rng = np.random.default_rng(seed)
-    agent = PubevalAgent()
-    boards = np.broadcast_to(starting_board(), (games, 2, 25)).copy()
-    age = np.zeros(games, dtype=np.int64)
-    seen: dict[bytes, np.ndarray] = {}
-    while len(seen) < total:
-        for b in boards[age >= 2]:
-            seen.setdefault(b.tobytes(), b.copy())
-        dice = rng.integers(1, 7, size=(games, 2))
-        boards = flip(agent.choose(boards, dice, rng))
-        age += 1
-        over = is_game_over(boards)
-        boards[over] = starting_board()
-        age[over] = 0
-    out = np.array(list(seen.values()), dtype=np.int8)
-    return out[rng.permutation(len(out))[:total]]
 
 
 def with_plays(boards: np.ndarray, roll: tuple[int, int]) -> np.ndarray:
@@ -143,7 +122,7 @@ def main() -> None:
 
     spec = resolve_spec(args.agent)
     n = args.requests * args.rounds + args.warmup
-    pool = selfplay_positions(3 * n, args.seed)
+    pool = selfplay_positions(3 * n, args.seed, games=64)
     rows = {
         "plays 3-1": ("/api/plays?position_id={}&dice=31", with_plays(pool, (3, 1))[:n], Dice.parse("31")),
         "plays 6-6": ("/api/plays?position_id={}&dice=66", with_plays(pool, (6, 6))[:n], Dice.parse("66")),

@@ -45,33 +45,12 @@ import gnubg_nn
 import numpy as np
 import threadpoolctl
 import torch
+from positions import selfplay_positions  # scripts/positions.py
 
 from bgai.agents.neural import NeuralAgent
-from bgai.agents.pubeval import PubevalAgent
-from bgai.core.board import flip, is_game_over, starting_board
 from bgai.core.movegen import afterstates
 
 DEFAULT_MODEL = os.path.join(os.path.dirname(__file__), "..", "checkpoints", "bgai-td128.pt")
-
-
-def selfplay_positions(total: int, seed: int, games: int = 256) -> np.ndarray:
-    """``total`` distinct positions (side on roll in row 0) from seeded pubeval self-play, shuffled."""
-    rng = np.random.default_rng(seed)
-    agent = PubevalAgent()
-    boards = np.broadcast_to(starting_board(), (games, 2, 25)).copy()
-    age = np.zeros(games, dtype=np.int64)
-    seen: dict[bytes, np.ndarray] = {}
-    while len(seen) < total:
-        for b in boards[age >= 2]:
-            seen.setdefault(b.tobytes(), b.copy())
-        dice = rng.integers(1, 7, size=(games, 2))
-        boards = flip(agent.choose(boards, dice, rng))
-        age += 1
-        over = is_game_over(boards)
-        boards[over] = starting_board()
-        age[over] = 0
-    out = np.array(list(seen.values()), dtype=np.int8)
-    return out[rng.permutation(len(out))[:total]]
 
 
 def decision_pairs(boards: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
