@@ -39,7 +39,7 @@ from bgai.agents.registry import make_agent
 from bgai.core.position_id import encode_position_ids
 from bgai.errors import BgaiError
 from bgai.model.classes import CLASS_CONTACT, CLASS_CRASHED, CLASS_NAMES, CLASS_RACE
-from bgai.util.fileio import atomic_write_json
+from bgai.util.fileio import atomic_write_json, check_destination
 from bgai.util.threads import limit_threads
 
 ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
@@ -82,8 +82,12 @@ def load_benchmark(data: str, limit: int | None = None) -> Benchmark:
     parts: dict[str, list] = {k: [] for k in ARRAYS}
     offsets = [np.zeros(1, dtype=np.int64)]
     for path in paths:
-        with np.load(path) as z:
+        try:
+            z = np.load(path)
             meta = json.loads(str(z["meta"]))
+        except Exception as exc:  # numpy/zipfile raise many kinds for a damaged or foreign file
+            raise BgaiError(f"{path}: not a readable {FORMAT} shard ({type(exc).__name__})") from None
+        with z:
             if meta.get("format") != FORMAT or meta.get("format_version") != 1:
                 raise BgaiError(f"{path}: not a {FORMAT} version 1 shard")
             off = z["offsets"]
@@ -174,6 +178,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     limit_threads(1)
     try:
+        if args.json:
+            check_destination(args.json)  # before the work, not after it
         bench = load_benchmark(args.data)
         results = evaluate(args.models, bench)
     except BgaiError as exc:
@@ -185,7 +191,11 @@ def main(argv=None) -> int:
     print("ER = 1000 x mean equity lost per decision (cubeless money), +- one standard error\n")
     print(table(results))
     if args.json:
-        atomic_write_json(args.json, {"data": args.data, "decisions": counts, "results": results})
+        try:
+            atomic_write_json(args.json, {"data": args.data, "decisions": counts, "results": results})
+        except BgaiError as exc:
+            print(f"bench_strength: error: {exc}", file=sys.stderr)
+            return 2
     return 0
 
 

@@ -196,6 +196,9 @@ def test_attach_command_writes_a_bundle_with_the_database_and_it_round_trips(tmp
     assert main(["bearoff", "attach", str(out), "--out", str(back), "--detach"]) == 0
     assert "databases" not in read_checkpoint(back) and read_checkpoint(back)["nets"][0]["classes"] == ["all"]
     assert main(["bearoff", "attach", str(tmp_path / "none.pt"), "--out", str(back)]) == 2
+    before = out.read_bytes()
+    assert main(["bearoff", "attach", str(out), "--out", str(out)]) == 2  # never over the model itself (QA)
+    assert out.read_bytes() == before
     assert "does not exist" in capsys.readouterr().err
 
 

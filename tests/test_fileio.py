@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 
@@ -130,3 +131,24 @@ def test_probe_finds_a_directory_where_nothing_can_be_created():
     assert check_destination("/tmp/bgai-probe.json", probe=True) == "/tmp"
     with pytest.raises(BgaiError, match="cannot write '/proc/bgai.json'"):
         check_destination("/proc/bgai.json", probe=True)
+
+
+def test_atomic_write_writes_into_devices_and_fifos_instead_of_replacing_them(tmp_path):
+    """--json /dev/null must not turn /dev/null into a plain file (QA session 4)."""
+    import threading
+
+    atomic_write_json("/dev/null", {"a": 1})
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    if os.path.exists("/dev/full"):
+        with pytest.raises(BgaiError, match="cannot write '/dev/full'"):
+            atomic_write_json("/dev/full", {"a": 1})
+        assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    atomic_write_json(fifo, {"b": 2})
+    reader.join(10)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert json.loads(got[0]) == {"b": 2}

@@ -22,6 +22,7 @@ bear-offs again).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -166,6 +167,8 @@ def run_attach(args: argparse.Namespace) -> int:
 
     if not str(args.out).lower().endswith((".pt", ".pth", ".ckpt")):
         raise BgaiError(f"--out {args.out!r} must end in .pt (a bgai model file)")
+    if os.path.exists(args.out) and os.path.exists(args.model) and os.path.samefile(args.out, args.model):
+        raise BgaiError(f"--out {args.out!r} is the model file itself; write the copy to another file")
     bundle, ckpt = load_model_bundle(str(args.model))  # short, safe errors for corrupt or foreign files
     new = bundle.without_databases() if args.detach else bundle.with_bearoff_database()
     out = {k: v for k, v in ckpt.items() if k not in ("trainer", "upgraded_from", "nets", "databases", "classifier")}

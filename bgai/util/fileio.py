@@ -28,6 +28,7 @@ import json
 import os
 import re
 import secrets
+import stat
 from typing import Any, BinaryIO, Callable
 
 from bgai.errors import BgaiError
@@ -138,7 +139,9 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], Any]) -> N
     """Write a file atomically: ``write(fh)`` fills a temporary binary file, which then replaces ``path``.
 
     Args:
-        path: the destination file.  Its directory must exist (it is not created).
+        path: the destination file.  Its directory must exist (it is not created).  An existing destination
+            that is not a regular file or a directory (``/dev/null``, ``/dev/stdout``, a FIFO) is written
+            directly, not replaced (replacing it would turn a device into a plain file).
         write: called once with a binary file object open for writing (position 0, empty file); its
             return value is ignored.  It must not close the file.
 
@@ -150,6 +153,9 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], Any]) -> N
         Exception: whatever ``write`` raises (other than ``OSError``), unchanged, after the same clean-up.
     """
     path = os.fspath(path)
+    if _is_special(path):
+        _write_special(path, write)
+        return
     directory = check_destination(path)
     fd, tmp = _create_temp(path, directory)
     try:
@@ -169,6 +175,25 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], Any]) -> N
             raise _fail(path, exc) from None
         raise
     _fsync_directory(directory)
+
+
+def _is_special(path: str) -> bool:
+    """Whether ``path`` exists as something other than a regular file or a directory (a device, a FIFO)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _write_special(path: str, write: Callable[[BinaryIO], Any]) -> None:
+    """Write into a device or FIFO in place (:func:`atomic_write`); ``OSError`` becomes a one-line BgaiError."""
+    try:
+        with open(path, "wb") as fh:
+            write(fh)
+            fh.flush()
+    except OSError as exc:
+        raise _fail(path, exc) from None
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
