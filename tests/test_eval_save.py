@@ -166,3 +166,18 @@ def test_cli_save_games_and_errors(tmp_path):
     p = subprocess.run(cmd + ["--save-games", str(tmp_path / "file")], capture_output=True, text=True, env=env,
                        timeout=120)
     assert p.returncode != 0 and "not a folder" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_folder_with_saved_games_is_refused_and_analysed_once_per_match(tmp_path):
+    """QA session 4: a second series into the same folder would overwrite part of the first (refused); a folder
+    of the same matches in .mat and .sgf is analysed once per match (from the .sgf)."""
+    from bgai.analysis.match_analysis import match_files
+
+    d = tmp_path / "saved"
+    evaluate("pubeval", "racer", 4, 1, save=GameSaver(d, parse_formats("mat,sgf")))
+    assert sorted(os.listdir(d)) == ["games-000000000.mat", "games-000000000.sgf"]
+    with pytest.raises(BgaiError, match="already holds saved games"):
+        GameSaver(d, ("mat",))
+    assert [os.path.basename(f) for f in match_files([d])] == ["games-000000000.sgf"]
+    (d / "other.mat").write_bytes((d / "games-000000000.mat").read_bytes())
+    assert [os.path.basename(f) for f in match_files([d])] == ["games-000000000.sgf", "other.mat"]

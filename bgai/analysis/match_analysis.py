@@ -1051,7 +1051,8 @@ def _is_match_file(path: str) -> bool:
 
 def match_files(paths: Iterable[str | os.PathLike]) -> list[str]:
     """The match files named: files as given, folders expanded to their match files (``.sgf .mat .gam``, and
-    ``.txt`` files that start like a ``.mat`` file; sorted, not recursive).
+    ``.txt`` files that start like a ``.mat`` file; sorted, not recursive; where a folder has ``NAME.sgf`` and
+    another file ``NAME.*`` of the same name, the same match in two formats, only the ``.sgf`` is taken).
 
     Raises:
         BgaiError: a path that does not exist, or a folder with no match file.
@@ -1061,6 +1062,9 @@ def match_files(paths: Iterable[str | os.PathLike]) -> list[str]:
         p = os.fspath(p)
         if os.path.isdir(p):
             found = sorted(os.path.join(p, f) for f in os.listdir(p) if _is_match_file(os.path.join(p, f)))
+            # the same match saved in both formats (bgai eval --save-format mat,sgf): analysed once, from .sgf
+            sgf_stems = {os.path.splitext(f)[0] for f in found if f.lower().endswith(".sgf")}
+            found = [f for f in found if f.lower().endswith(".sgf") or os.path.splitext(f)[0] not in sgf_stems]
             if not found:
                 raise BgaiError(f"no match files ({', '.join(MATCH_FILE_SUFFIXES)}) in folder {p!r}")
             out.extend(found)

@@ -238,6 +238,10 @@ def unit_files(records: Sequence[game_play.GameRecord], spec: SaveSpec, *, unit:
     return out
 
 
+#: Names of the files a series writes (``games-NNNNNNNNN.mat``, ``match-NNNNNN.sgf`` ...).
+SAVED_NAME = re.compile(r"^(games|match)-\d+\.(mat|sgf)$")
+
+
 class GameSaver:
     """Writes the files of finished work units into a folder, atomically, in the driver.
 
@@ -249,7 +253,8 @@ class GameSaver:
         files_written, games: counts so far.
 
     Raises:
-        BgaiError: the folder cannot be made or written to (one line naming it).
+        BgaiError: the folder cannot be made or written to, or already holds saved games of a series (one line
+            naming it).
     """
 
     def __init__(self, directory: str | os.PathLike, formats: Sequence[str] = ("mat",)) -> None:
@@ -266,6 +271,10 @@ class GameSaver:
             raise BgaiError(f"--save-games {self.directory!r}: cannot make the folder: {exc.strerror or exc}") from None
         if not os.access(self.directory, os.W_OK | os.X_OK):
             raise BgaiError(f"--save-games {self.directory!r}: the folder is not writable")
+        old = sorted(f for f in os.listdir(self.directory) if SAVED_NAME.match(f))
+        if old:  # a second series would overwrite some files of the first and leave the others: mixed runs
+            raise BgaiError(f"--save-games {self.directory!r} already holds saved games ({old[0]} ...); "
+                            "give an empty or new folder")
         self.files_written = 0
         self.games = 0
 
