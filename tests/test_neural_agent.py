@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from bgai.agents.base import best_per_input
-from bgai.agents.neural import ROLL_WEIGHTS, ROLLS, NeuralAgent, _prune
+from bgai.agents.base import best_k_per_input, best_per_input
+from bgai.agents.neural import ROLL_WEIGHTS, ROLLS, NeuralAgent
 from bgai.core.board import flip, starting_board
 from bgai.core.equity import finished_probabilities
 from bgai.core.movegen import afterstates
@@ -122,7 +122,7 @@ def test_group_argmax_and_prune():
     src.sort()
     scores = rng.integers(0, 5, src.size).astype(float)  # many ties
     np.testing.assert_array_equal(best_per_input(scores, src, 30), _first_max_per_group(scores, src, 30))
-    keep = _prune(scores, src, 30, keep=3, margin=1.5)
+    keep = best_k_per_input(scores, src, 30, keep=3, margin=1.5)
     for g in range(30):
         k = keep[src[keep] == g]
         assert 1 <= len(k) <= 3

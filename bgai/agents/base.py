@@ -158,6 +158,30 @@ def best_per_input(scores: np.ndarray, src: np.ndarray, n: int) -> np.ndarray:
     return cand[np.searchsorted(src[cand], np.arange(n), side="left")]
 
 
+def best_k_per_input(scores: np.ndarray, src: np.ndarray, n: int, keep: int, margin: float) -> np.ndarray:
+    """The afterstates a search keeps per input: the best ``keep`` of each group by ``scores``, within ``margin``
+    of the group's best (GNU Backgammon's move filter ``{accept 0, extra keep, threshold margin}``; the neural
+    search's pruning and the gnubg 1-ply rollout player use it).
+
+    Args:
+        scores: ``(M,)`` values (higher is better).
+        src: ``(M,)`` non-decreasing input index of each afterstate (every ``0..n-1`` present).
+        n: number of inputs.
+        keep: at most this many per input (>= 1).
+        margin: drop those more than this below their group's best.
+
+    Returns:
+        Sorted ``(K,)`` int64 indices into ``scores``; at least the best afterstate of every input.
+    """
+    order = np.lexsort((-scores, src))  # by group, best first
+    s = src[order]
+    starts = np.searchsorted(s, np.arange(n), side="left")
+    rank = np.arange(order.size) - starts[s]
+    best = scores[order[starts]]
+    ok = (rank < keep) & (scores[order] >= best[s] - margin)
+    return np.sort(order[ok])
+
+
 class ProbabilityAgent(ValueAgent):
     """An agent that estimates outcome probabilities (neural nets, GNU Backgammon).
 

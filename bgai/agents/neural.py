@@ -38,7 +38,7 @@ import os
 import numpy as np
 import torch
 
-from bgai.agents.base import Capabilities, ProbabilityAgent, best_per_input, finished_or_evaluate
+from bgai.agents.base import Capabilities, ProbabilityAgent, best_k_per_input, best_per_input, finished_or_evaluate
 from bgai.core.board import as_batch, flip
 from bgai.core.equity import cubeless_equity, finished_probabilities, swap_perspective
 from bgai.core.movegen import afterstates
@@ -271,7 +271,7 @@ class NeuralAgent(ProbabilityAgent):
             return after[self.pick_0ply(after, src, n)]
         nxt = flip(after)
         eq0 = -cubeless_equity(self._net(nxt))  # mover's equity at 0-ply
-        keep = _prune(eq0, src, n, self.prune_keep, self.prune_margin)
+        keep = best_k_per_input(eq0, src, n, self.prune_keep, self.prune_margin)
         cand = nxt[keep]
         # 1-ply of the candidates; their replies are kept for 2-ply (the first level of E_2 is that of E_1)
         over, exact = finished_probabilities(cand)
@@ -281,7 +281,7 @@ class NeuralAgent(ProbabilityAgent):
         e[over] = exact
         e[live] = _roll_average(probs, live.size)
         if self.ply == 2:
-            sub = _prune(-cubeless_equity(e), src[keep], n, self.filter_keep, self.filter_margin)
+            sub = best_k_per_input(-cubeless_equity(e), src[keep], n, self.filter_keep, self.filter_margin)
             deep = ~over[sub]  # finished candidates keep their exact value
             slot = np.cumsum(~over) - 1  # row of each live candidate in ``chosen`` (in 21-row blocks)
             rows = (slot[sub[deep]][:, None] * 21 + np.arange(21)).ravel()
@@ -301,12 +301,3 @@ def _roll_average(v: np.ndarray, n: int) -> np.ndarray:
 
 
 
-def _prune(eq: np.ndarray, src: np.ndarray, n: int, keep: int, margin: float) -> np.ndarray:
-    """Indices of the candidates kept per group: the best ``keep`` within ``margin`` of the group's best."""
-    order = np.lexsort((-eq, src))  # by group, best first
-    s = src[order]
-    starts = np.searchsorted(s, np.arange(n), side="left")
-    rank = np.arange(order.size) - starts[s]
-    best = eq[order[starts]]
-    ok = (rank < keep) & (eq[order] >= best[s] - margin)
-    return np.sort(order[ok])

@@ -85,7 +85,7 @@ try:  # part of the 'train' extra; without it BLAS keeps its own thread count
 except ModuleNotFoundError:  # pragma: no cover - numpy-only installs
     threadpool_limits = None
 
-from bgai.agents.base import Agent, ProbabilityAgent, best_per_input
+from bgai.agents.base import Agent, ProbabilityAgent, best_k_per_input, best_per_input
 from bgai.agents.gnubg import GnubgAgent, import_gnubg_nn
 from bgai.agents.registry import make_agent
 from bgai.analysis.plays import score_plays
@@ -253,13 +253,7 @@ def prune_candidates(equity: np.ndarray, src: np.ndarray, n: int, keep: int = PR
     Returns:
         Sorted ``(K,)`` int64 indices into ``equity``; at least the best play of every input.
     """
-    order = np.lexsort((-equity, src))
-    s = src[order]
-    starts = np.searchsorted(s, np.arange(n), side="left")
-    rank = np.arange(order.size) - starts[s]
-    best = equity[order[starts]]
-    ok = (rank < keep) & (equity[order] >= best[s] - margin)
-    return np.sort(order[ok])
+    return best_k_per_input(equity, src, n, keep, margin)
 
 
 class GnubgOnePly(Agent):
