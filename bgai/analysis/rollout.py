@@ -111,6 +111,7 @@ __all__ = [
     "default_chunk",
     "later_rolls",
     "prune_candidates",
+    "mean_and_se",
     "rollout_context",
     "rollout_plays",
     "rollout_position",
@@ -442,7 +443,7 @@ class RolloutResult:
     def from_trials(cls, outcomes: np.ndarray, **kwargs) -> RolloutResult:
         """Summarise ``(T, 5)`` per-trial (luck-adjusted) outcomes; other fields from ``kwargs``."""
         outcomes = np.asarray(outcomes, dtype=np.float64).reshape(-1, 5)
-        probs, se, eq, eq_se = _mean_se(outcomes)
+        probs, se, eq, eq_se = mean_and_se(outcomes)
         return cls(probabilities=probs, std_errors=se, equity=eq, equity_se=eq_se, trials=len(outcomes), **kwargs)
 
     def clipped_probabilities(self) -> np.ndarray:
@@ -465,7 +466,9 @@ class RolloutResult:
         }
 
 
-def _mean_se(outcomes: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
+def mean_and_se(outcomes: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """``(probabilities (5,), their standard errors (5,), equity, equity se)`` of ``(T, 5)`` per-trial outcomes
+    (standard error ``std(ddof=1) / sqrt(T)``; NaN where undefined: no trial, or fewer than 2 for the errors)."""
     n = len(outcomes)
     if n == 0:
         return np.full(5, np.nan), np.full(5, np.nan), float("nan"), float("nan")
@@ -898,7 +901,7 @@ def rollout_position(
     policy, settings = _check_settings(agent, trials, truncate, ply, seed, variance_reduction, workers, chunk_trials)
 
     def watch(done: np.ndarray) -> tuple[float, float]:
-        _, _, eq, se = _mean_se(done[0])
+        _, _, eq, se = mean_and_se(done[0])
         return eq, se
 
     outcomes, partial, seconds, used, resumed = _execute(policy, b[None], settings, workers, progress, watch, backend,
@@ -991,7 +994,7 @@ def rollout_positions(
         for i in range(0, n, group):
             out = run_unit(policy, b[i : i + group], 0, settings.trials, **kwargs)
             for j, o in enumerate(out):
-                probs[i + j], se[i + j], eq[i + j], eq_se[i + j] = _mean_se(o)
+                probs[i + j], se[i + j], eq[i + j], eq_se[i + j] = mean_and_se(o)
     return PositionsRolloutResult(probabilities=probs, std_errors=se, equity=eq, equity_se=eq_se,
                                   trials=settings.trials, settings=settings, seconds=time.perf_counter() - t0)
 

@@ -92,9 +92,8 @@ import numpy as np
 from bgai import __version__
 from bgai.agents.base import Agent
 from bgai.agents.registry import BUILTINS, parse_spec, valid_specs
-from bgai.analysis.rollout import rollout_position
+from bgai.analysis.rollout import mean_and_se, rollout_position
 from bgai.core.board import as_batch, flip, validate
-from bgai.core.equity import cubeless_equity
 from bgai.errors import AgentSpecError, BgaiError, InvalidPositionError, quote_input
 from bgai.formats.request import PositionRequest, detect_format, read_position_request
 from bgai.game.play import MAX_PLIES, DiceStreams, checker_play, finish_games
@@ -175,19 +174,6 @@ class PlainRolloutResult:
     equity_se: float
     trials: int
     partial: bool
-
-
-def _summary(outcomes: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """``(probabilities, std errors, equity, equity se)`` of ``(T, 5)`` per-trial outcomes."""
-    n = len(outcomes)
-    if n == 0:
-        return np.full(5, np.nan), np.full(5, np.nan), math.nan, math.nan
-    eqs = cubeless_equity(outcomes)
-    probs = outcomes.mean(axis=0)
-    if n < 2:
-        return probs, np.full(5, np.nan), float(eqs.mean()), math.nan
-    root = math.sqrt(n)
-    return probs, outcomes.std(axis=0, ddof=1) / root, float(eqs.mean()), float(eqs.std(ddof=1) / root)
 
 
 def _is_int(v: object) -> bool:
@@ -295,11 +281,11 @@ def plain_rollout(
             outcomes[start:stop] = _play_out(agent, b[0], int(seed), start, stop, rng)
             done = stop
             if progress is not None:
-                _, _, eq, se = _summary(outcomes[:done])
+                _, _, eq, se = mean_and_se(outcomes[:done])
                 progress(done, int(trials), eq, se)
     except KeyboardInterrupt:
         partial = done < trials
-    probs, se, eq, eq_se = _summary(outcomes[:done])
+    probs, se, eq, eq_se = mean_and_se(outcomes[:done])
     return PlainRolloutResult(probabilities=probs, std_errors=se, equity=eq, equity_se=eq_se, trials=done,
                               partial=partial)
 
