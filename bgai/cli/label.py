@@ -37,6 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--truncate", type=int, default=0, help="rollout truncation in plies (--kind rollout; 0 = none)")
     p.add_argument("--classes", default=None, metavar="CLASS[,CLASS...]",
                    help="keep only positions of these classes: bearoff, race, crashed, contact (default: all)")
+    p.add_argument("--explore", type=float, default=0.0,
+                   help="probability that a play of the sampling games is a random legal play (default 0: the "
+                   "model's self-play)")
     p.add_argument("--seed", type=seed_type, default=1, help="seed (default 1)")
     p.add_argument("--workers", type=int, default=1, help="processes (default 1); shards do not depend on it")
     add_ray_option(p)
@@ -50,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
     settings = LabelSettings(model=resolve_spec(args.model), kind=args.kind, seed=args.seed,
                              games_per_shard=args.games, keep=args.keep, disagree=args.disagree,
-                             trials=args.trials, truncate=args.truncate,
+                             trials=args.trials, truncate=args.truncate, explore=args.explore,
                              classes=parse_classes(args.classes) if args.classes is not None else ())
     t0 = time.perf_counter()
 

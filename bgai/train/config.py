@@ -294,16 +294,20 @@ class TDConfig:
 class SupervisedConfig:
     """Supervised training on labelled positions (:mod:`bgai.train.supervised`)."""
 
-    data: str = ""
+    data: str | list = ""
     """Dataset: a ``bgai label`` folder, an ``.npz`` with ``boards`` or ``position_ids`` and ``targets``, or text
-    lines ``POSITION_ID p_win p_wg p_wbg p_lg p_lbg`` (:func:`bgai.train.supervised.load_dataset`); a relative
-    path is taken from the working directory."""
+    lines ``POSITION_ID p_win p_wg p_wbg p_lg p_lbg`` (:func:`bgai.train.supervised.load_dataset`), or a list of
+    such paths (their positions concatenated in list order); a relative path is taken from the working directory."""
     net: str = "all"
     """The bundle net to train: ``'all'`` for a fresh one-net bundle; with ``warm_start``, the name of one of its
     nets (the others are kept as they are, and only positions of that net's classes are used), or a position class
     (``'race'``) the bundle has no net of its own for: a copy of the net that evaluates it is split off and trained."""
     warm_start: str = ""
     """A bundle file (``.pt``) whose net ``net`` is the starting point (empty: fresh weights from the seed)."""
+    init: str = "copy"
+    """How a position-class net the ``warm_start`` bundle has no net for starts: ``'copy'``, a copy of the net that
+    evaluates the class now; ``'fresh'``, a new net of the ``model`` section (its encoding, e.g. ``race``, and
+    size) with weights from ``run.seed``.  A net the bundle has is always continued."""
     val_fraction: float = 0.1
     """Share of the positions held out for validation (early stopping), in (0, 0.5]."""
     batch_size: int = 256
@@ -331,6 +335,10 @@ class SupervisedConfig:
         _one_of(self, "optimizer", ("adam", "sgd"))
         _one_of(self, "lr_schedule", ("constant", "linear", "cosine"))
         _one_of(self, "loss", ("bce", "mse"))
+        _one_of(self, "init", ("copy", "fresh"))
+        paths = self.data if isinstance(self.data, list) else [self.data]
+        if not all(isinstance(d, str) for d in paths) or (isinstance(self.data, list) and not self.data):
+            raise ConfigError(f"config key 'data' must be a path or a non-empty list of paths, got {self.data!r}")
         _positive(self, "lr", "lr_end")
         _at_least(self, 1, "batch_size", "epochs")
         _at_least(self, 0, "patience")

@@ -10,7 +10,11 @@ Sampling: shard ``i`` plays ``games_per_shard`` self-play games of the labelling
 before a roll (side on roll's view; finished games left out) and keeps each with probability ``keep``
 (``disagree`` > 0: only those where the 0-ply and the label's cubeless equity differ by more than ``disagree``;
 ``classes``: only positions of those classes, :mod:`bgai.model.classes`, e.g. ``('race', 'bearoff')``: the class
-test and the keep draw apply to the same positions, so a job without ``classes`` samples as before).
+test and the keep draw apply to the same positions, so a job without ``classes`` samples as before;
+``explore`` > 0: each play of those games is a uniformly random legal play (:class:`bgai.agents.random.RandomAgent`)
+with that probability instead of the model's, so that the positions vary beyond the model's own self-play, as the
+strength benchmark's games do; the random draws come from the shard's agent stream, so a job with ``explore`` 0
+samples as before).
 So a shard is a pure function of (model, settings, seed, shard index): shards can be made in any order, by any
 number of workers, on any machine, and a stopped job resumes by making the shards that are missing.
 
@@ -55,6 +59,7 @@ import numpy as np
 
 from bgai import __version__
 from bgai.agents.base import Agent
+from bgai.agents.random import RandomAgent
 from bgai.agents.registry import make_agent, parse_spec
 from bgai.analysis.rollout import rollout_position, rollout_positions
 from bgai.core.board import is_game_over
@@ -94,6 +99,8 @@ class LabelSettings:
             0 keeps all.
         trials: rollout trials per position (``kind='rollout'``).
         truncate: rollout truncation in plies (``kind='rollout'``; 0 = play to the end).
+        explore: probability that a play of the sampling games is a uniformly random legal play instead of the
+            model's (0 <= explore < 1; 0 = the model's self-play).
         classes: keep only positions of these classes (names of :data:`bgai.model.classes.CLASS_NAMES` but
             ``over``, in class order; :func:`parse_classes`); empty = every class.
         batched: rollout labelling scheme (module docstring): True = the shard's positions together, False = one
@@ -111,6 +118,7 @@ class LabelSettings:
     truncate: int = 0
     classes: tuple[str, ...] = ()
     batched: bool | None = None
+    explore: float = 0.0
 
     def check(self) -> None:
         """Raises LabelError naming the first bad field."""
@@ -126,13 +134,17 @@ class LabelSettings:
             raise LabelError(f"disagree must be >= 0, got {self.disagree}")
         if self.kind == "rollout" and self.trials < 1:
             raise LabelError("rollout labels need trials >= 1")
+        if not 0 <= self.explore < 1:
+            raise LabelError(f"explore must be in [0, 1), got {self.explore}")
         if self.classes and tuple(self.classes) != parse_classes(",".join(self.classes)):
             raise LabelError(f"classes must be distinct class names in class order, got {self.classes!r}")
 
     def record(self) -> dict:
         """The settings as ``dataset.json`` holds them (module docstring): ``batched`` only for rollout labels,
-        ``classes`` only when given, so that a folder made before either existed reads the same."""
+        ``classes`` and ``explore`` only when given, so that a folder made before they existed reads the same."""
         d = asdict(self)
+        if not self.explore:
+            del d["explore"]
         d["classes"] = list(self.classes)
         if not self.classes:
             del d["classes"]
@@ -202,6 +214,23 @@ def shard_seed(seed: int, shard: int) -> int:
     return (int(state[0]) | int(state[1]) << 32) >> 1
 
 
+class _Exploring(Agent):
+    """``agent``'s plays, each replaced by a uniformly random legal play with probability ``p`` (one uniform draw per
+    position from the rng of :meth:`choose`, then the random play's draws)."""
+
+    name = "exploring"
+
+    def __init__(self, agent: Agent, p: float):
+        self.agent, self.p, self.random = agent, p, RandomAgent()
+
+    def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        plays = np.array(self.agent.choose(boards, dice, rng), dtype=np.int8, copy=True)
+        wild = rng.random(len(plays)) < self.p
+        if wild.any():
+            plays[wild] = self.random.choose(np.asarray(boards)[wild], np.asarray(dice)[wild], rng)
+        return plays
+
+
 def sample_positions(agent: Agent, settings: LabelSettings, shard: int) -> np.ndarray:
     """The positions shard ``shard`` labels (before the ``disagree`` test): its self-play games' positions before
     a roll, kept with probability ``keep`` and of the ``classes`` asked (module docstring).
@@ -212,7 +241,8 @@ def sample_positions(agent: Agent, settings: LabelSettings, shard: int) -> np.nd
     ss = np.random.SeedSequence(settings.seed, spawn_key=(5, shard))
     game_ss, agent_ss, keep_ss = ss.spawn(3)
     dice = [np.random.default_rng(s) for s in game_ss.spawn(settings.games_per_shard)]
-    res = play_games((agent, agent), dice, np.random.default_rng(agent_ss), record=True)
+    player = _Exploring(agent, settings.explore) if settings.explore else agent
+    res = play_games((player, player), dice, np.random.default_rng(agent_ss), record=True)
     boards = np.concatenate([r.positions() for r in res.records])
     boards = boards[~is_game_over(boards)]
     keep = np.random.default_rng(keep_ss).random(len(boards)) < settings.keep

@@ -16,8 +16,9 @@ Training (:class:`SupervisedTrainer`, a :class:`bgai.train.trainer.Trainer` coun
 
 1. The net to train is ``supervised.net`` of the ``warm_start`` bundle (the other nets of that bundle are kept
    as they are; a position class name such as ``'race'`` that the bundle has no net for is split off as a copy
-   of the net that evaluates that class, :meth:`bgai.model.bundle.ModelBundle.split_net`), or a fresh one-net
-   bundle for ``'all'`` (weights from ``run.seed``).  Only positions of that net's classes
+   of the net that evaluates that class, :meth:`bgai.model.bundle.ModelBundle.split_net`, or with ``init:
+   fresh`` as a new net of the ``model`` section, e.g. the ``race`` encoding, weights from ``run.seed``), or a
+   fresh one-net bundle for ``'all'`` (weights from ``run.seed``).  Only positions of that net's classes
    (:meth:`bgai.model.bundle.ModelBundle.net_index`) are used; finished games never are (their value is exact).
 2. The positions are shuffled with ``run.seed`` and ``val_fraction`` of them held out for validation.
 3. Each step is one mini-batch of ``batch_size`` training positions (a new random order each epoch) and one
@@ -54,7 +55,8 @@ from bgai.train.trainer import StepReport
 from bgai.util.fileio import atomic_write
 from bgai.util.threads import limit_threads
 
-__all__ = ["DatasetError", "Dataset", "load_dataset", "save_dataset", "check_targets", "SupervisedTrainer"]
+__all__ = ["DatasetError", "Dataset", "load_dataset", "load_datasets", "save_dataset", "check_targets",
+           "SupervisedTrainer"]
 
 #: Tolerance of the consistency checks of target probabilities.
 TARGET_TOLERANCE = 1e-4
@@ -73,6 +75,20 @@ class Dataset:
 
     def __len__(self) -> int:
         return int(self.boards.shape[0])
+
+
+def load_datasets(paths: str | os.PathLike | list) -> Dataset:
+    """:func:`load_dataset` of one path, or of each of a list of paths, concatenated in list order.
+
+    Raises:
+        DatasetError: an empty list, or as :func:`load_dataset` for any of them.
+    """
+    if not isinstance(paths, (list, tuple)):
+        return load_dataset(paths)
+    if not paths:
+        raise DatasetError("no dataset: supervised.data is an empty list")
+    parts = [load_dataset(p) for p in paths]
+    return Dataset(np.concatenate([d.boards for d in parts]), np.concatenate([d.targets for d in parts]))
 
 
 def check_targets(targets: np.ndarray, name: str = "dataset") -> np.ndarray:
@@ -204,6 +220,13 @@ def lr_at(cfg, fraction: float) -> float:
     return cfg.lr
 
 
+def _data_names(data) -> str | list[str]:
+    """The dataset path(s)' base names, for a net's training record."""
+    if isinstance(data, (list, tuple)):
+        return [os.path.basename(os.path.normpath(d)) for d in data]
+    return os.path.basename(data)
+
+
 #: Version of :meth:`SupervisedTrainer.state_dict`'s layout.
 STATE_FORMAT = 1
 
@@ -240,7 +263,7 @@ class SupervisedTrainer:
         self._check_model(self.entry, config)
         self._bundle, self.net = bundle, self.entry.net
         self.net.train()
-        self._split(bundle, load_dataset(s.data))
+        self._split(bundle, load_datasets(s.data))
         params = self.net.parameters()
         self.opt = torch.optim.Adam(params, lr=s.lr) if s.optimizer == "adam" else torch.optim.SGD(params, lr=s.lr)
         self.rng = np.random.default_rng(np.random.SeedSequence(int(config.run.seed), spawn_key=(13,)))
@@ -264,13 +287,23 @@ class SupervisedTrainer:
                     bundle = bundle.split_net([s.net], s.net)
                 except CheckpointError as exc:
                     raise ConfigError(f"config key 'net': {exc}") from None
+                if s.init == "fresh":  # the split-off copy replaced by a new net of the model section
+                    fresh, enc = SupervisedTrainer._fresh_net(config), get_encoder(m.encoding)
+                    nets = [BundleNet(n.name, n.classes, fresh, enc, {"init": "fresh"}) if n.name == s.net else n
+                            for n in bundle.nets]
+                    bundle = ModelBundle(nets, bundle.classifier, bundle.databases)
             return bundle
         if s.net != "all":
             raise ConfigError(f"config key 'net': a fresh model has one net, 'all'; to train the net {s.net!r}, "
                               "give the bundle that has it as warm_start")
-        enc = get_encoder(m.encoding)
+        return ModelBundle.single(SupervisedTrainer._fresh_net(config), get_encoder(m.encoding))
+
+    @staticmethod
+    def _fresh_net(config: TrainConfig) -> ValueNet:
+        """A new net of the ``model`` section, weights from ``run.seed``."""
+        m = config.model
         gen = torch.Generator().manual_seed(int(config.run.seed))
-        return ModelBundle.single(ValueNet(NetSpec(enc.size, tuple(m.hidden), m.activation), generator=gen), enc)
+        return ValueNet(NetSpec(get_encoder(m.encoding).size, tuple(m.hidden), m.activation), generator=gen)
 
     @staticmethod
     def _check_model(entry: BundleNet, config: TrainConfig) -> None:
@@ -396,7 +429,7 @@ class SupervisedTrainer:
             "epochs": int(self.epoch),
             "best_validation_loss": float(self.best_val) if math.isfinite(self.best_val) else None,
             "validation_losses": list(self.val_history),
-            "data": os.path.basename(self.config.supervised.data),
+            "data": _data_names(self.config.supervised.data),
             "train_positions": int(self.n_train),
             "validation_positions": int(self.n_val),
             "config": {k: v for k, v in self.config.to_dict().items() if k in ("model", "supervised")},

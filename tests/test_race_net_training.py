@@ -1,0 +1,140 @@
+"""What a race net on GNU Backgammon's race inputs needs from labelling and supervised training: label games with
+exploration (random plays), several datasets in one run, and a class net started fresh with its own encoding."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+from test_bundle import net_for, random_positions
+
+from bgai.agents.registry import make_agent
+from bgai.cli import main
+from bgai.core.board import validation_errors
+from bgai.core.movegen import afterstates
+from bgai.core.position_id import encode_position_ids
+from bgai.errors import ConfigError
+from bgai.model.bundle import ModelBundle, bundle_file, load_bundle, save_checkpoint
+from bgai.model.classes import CLASS_RACE
+from bgai.train.config import TrainConfig
+from bgai.train.labels import LabelError, LabelSettings, make_labels, sample_positions
+from bgai.train.run import train
+from bgai.train.supervised import SupervisedTrainer, load_dataset, load_datasets, save_dataset
+
+MODEL = os.path.join(os.path.dirname(__file__), "..", "checkpoints", "bgai-td128.pt")
+
+
+_AGENT = []
+
+
+def _agent():
+    if not _AGENT:
+        _AGENT.append(make_agent(MODEL))
+    return _AGENT[0]
+
+
+def _games_positions(settings: LabelSettings) -> np.ndarray:
+    return sample_positions(_agent(), settings, 0)
+
+
+def _successors(board: np.ndarray) -> set[str]:
+    """Position IDs (next player's view) of every play of every roll from ``board``."""
+    dice = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)])
+    after, _ = afterstates(np.repeat(board[None], len(dice), axis=0), dice)
+    return set(encode_position_ids(after[:, ::-1]))
+
+
+def test_exploring_label_games_make_other_legal_games_and_record_the_setting(tmp_path):
+    base = dict(model=MODEL, kind="ply1", seed=7, games_per_shard=3, keep=1.0)
+    plain = _games_positions(LabelSettings(**base))
+    again = _games_positions(LabelSettings(**base, explore=0.0))
+    np.testing.assert_array_equal(plain, again)  # explore 0: the self-play as before
+    wild = _games_positions(LabelSettings(**base, explore=0.5))
+    np.testing.assert_array_equal(wild, _games_positions(LabelSettings(**base, explore=0.5)))  # seeded
+    assert len(wild) > 30 and all(m is None for m in validation_errors(wild))
+    assert wild.shape != plain.shape or not np.array_equal(wild, plain)
+    # each position of a game is reached from the one before by a legal play of some roll (games are in order,
+    # keep 1.0: consecutive rows of one game are consecutive plies; a new game starts where that fails)
+    linked = sum(encode_position_ids(wild[i + 1 : i + 2])[0] in _successors(wild[i]) for i in range(40))
+    assert linked >= 37  # at most the 2 game starts in the first 41 rows are not linked
+    # with explore 0.5 the games leave the model's own choices: some of its plays are not the model's
+    agent = _agent()
+    rng = np.random.default_rng(0)
+    differ = 0
+    for i in range(40):
+        nxt = encode_position_ids(wild[i + 1 : i + 2])[0]
+        if nxt not in _successors(wild[i]):
+            continue
+        dice = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)])
+        own = agent.choose(np.repeat(wild[i][None], len(dice), axis=0), dice, rng)
+        differ += nxt not in set(encode_position_ids(own[:, ::-1]))
+    assert differ >= 5
+    with pytest.raises(LabelError, match="explore must be in"):
+        LabelSettings(**base, explore=1.0).check()
+    # recorded only when given, so folders made before the setting existed resume unchanged
+    assert "explore" not in LabelSettings(**base).record()
+    make_labels(str(tmp_path / "w"), LabelSettings(**base, explore=0.25, classes=("race",)), 1)
+    settings = json.loads((tmp_path / "w" / "dataset.json").read_text())["settings"]
+    assert settings["explore"] == 0.25
+    # the CLI option, and a resume with other exploration is refused
+    assert main(["label", str(tmp_path / "w"), "--model", MODEL, "--kind", "ply1", "--seed", "7", "--games", "3",
+                 "--keep", "1", "--classes", "race", "--shards", "1", "--explore", "0.25"]) == 0
+    assert main(["label", str(tmp_path / "w"), "--model", MODEL, "--kind", "ply1", "--seed", "7", "--games", "3",
+                 "--keep", "1", "--classes", "race", "--shards", "1", "--explore", "0.2"]) == 2
+
+
+def _config(data, **sup) -> TrainConfig:
+    s = {"data": data, "epochs": 3, "batch_size": 32, "patience": 0, "lr": 3e-3, "lr_end": 3e-4}
+    s.update(sup)
+    return TrainConfig.from_dict({
+        "algorithm": "supervised", "model": {"encoding": "race", "hidden": [6]},
+        "run": {"seed": 2, "eval_every": 0, "checkpoint_every": 0},
+        "supervised": s,
+    })
+
+
+def test_a_fresh_race_net_on_race_inputs_beside_a_net_of_other_inputs_and_several_datasets(tmp_path):
+    boards = random_positions(1500, 5)
+    teacher_net, tenc = net_for("tesauro198", (6,), 9, scale=2.0)
+    teacher = ModelBundle.single(teacher_net, tenc)
+    save_dataset(tmp_path / "a.npz", boards[:900], teacher.probabilities(boards[:900]))
+    save_dataset(tmp_path / "b.npz", boards[900:], teacher.probabilities(boards[900:]))
+    both = load_datasets([str(tmp_path / "a.npz"), str(tmp_path / "b.npz")])
+    np.testing.assert_array_equal(both.boards, boards)
+    np.testing.assert_array_equal(both.targets, np.concatenate([load_dataset(tmp_path / "a.npz").targets,
+                                                                load_dataset(tmp_path / "b.npz").targets]))
+    start, enc = net_for("tesauro198", (5,), 3)
+    one = ModelBundle.single(start, enc, {"algorithm": "td"})
+    save_checkpoint(bundle_file(one), tmp_path / "one.pt")
+    data = [str(tmp_path / "a.npz"), str(tmp_path / "b.npz")]
+    # a copy of the tesauro198 net cannot become a race-input net
+    with pytest.raises(ConfigError, match="encoding, hidden, activation"):
+        SupervisedTrainer(_config(data, net="race", warm_start=str(tmp_path / "one.pt")))
+    with pytest.raises(ConfigError, match="'init' must be"):
+        _config(data, init="warm")
+    with pytest.raises(ConfigError, match="non-empty list of paths"):
+        _config([], net="race")
+    cfg = _config(data, net="race", init="fresh", warm_start=str(tmp_path / "one.pt"))
+    tr = SupervisedTrainer(cfg)
+    race = one.classify(boards) == CLASS_RACE
+    assert tr.n_train + tr.n_val == int(race.sum()) > 50  # both files, race positions only
+    assert tr.entry.encoder.name == "race" and tr.entry.net.spec.hidden == (6,) and tr.x_train.shape[1] == 214
+    loss0 = tr.validation_loss()
+    res = train(cfg, str(tmp_path / "run"), progress=False, tensorboard=False, evaluate=False)
+    out, _ = load_bundle(res.last_path)
+    assert out.names() == ["all", "race"] and out.get("race").encoder.name == "race"
+    rec = out.get("race").record
+    assert rec["data"] == ["a.npz", "b.npz"] and rec["best_validation_loss"] < loss0
+    p_out, p_one = out.probabilities(boards), one.probabilities(boards)
+    np.testing.assert_allclose(p_out[~race], p_one[~race], rtol=0, atol=1e-6)  # other classes: the old net
+    # race positions: the new net's own values (race inputs), nearer the teacher than the start was
+    gap_out = np.abs(p_out[race] - teacher.probabilities(boards[race])).mean()
+    gap_one = np.abs(p_one[race] - teacher.probabilities(boards[race])).mean()
+    assert gap_out < gap_one
+    # and a run warm-started from that bundle continues its race net (the model section agrees now)
+    save_checkpoint(bundle_file(out), tmp_path / "distilled.pt")
+    tr2 = SupervisedTrainer(_config(str(tmp_path / "a.npz"), net="race", warm_start=str(tmp_path / "distilled.pt")))
+    assert tr2.entry.encoder.name == "race"
+    np.testing.assert_allclose(tr2.bundle().probabilities(boards), p_out, rtol=0, atol=1e-6)
