@@ -101,6 +101,17 @@ def load_benchmark(data: str, limit: int | None = None) -> Benchmark:
     return Benchmark(arrays=arrays, offsets=np.concatenate(offsets))
 
 
+def select(bench: Benchmark, keep: np.ndarray) -> Benchmark:
+    """The decisions ``keep`` (``(N,)`` bool) of a benchmark, with their candidates, in order."""
+    idx = np.flatnonzero(np.asarray(keep, dtype=bool))
+    off = bench.offsets
+    rows = np.concatenate([np.arange(off[i], off[i + 1]) for i in idx]) if idx.size else np.zeros(0, np.int64)
+    counts = off[idx + 1] - off[idx]
+    arrays = {k: (v[idx] if k in ("position_id", "board", "dice", "cls", "seed") else v[rows])
+              for k, v in bench.arrays.items()}
+    return Benchmark(arrays=arrays, offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
+
+
 def choice_losses(bench: Benchmark, chosen_ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Loss of each decision's chosen play: ``(loss (N,) float64, NaN when outside the candidates; best (N,) bool)``.
 
@@ -175,12 +186,16 @@ def main(argv=None) -> int:
     ap.add_argument("--models", nargs="+", default=list(DEFAULT_MODELS), help="agent specs (default: %(default)s)")
     ap.add_argument("--data", default=DEFAULT_DATA, help="benchmark folder or shard (default: data/bench/strength-v1)")
     ap.add_argument("--json", help="also write the figures to this JSON file")
+    ap.add_argument("--classes", nargs="+", choices=[CLASS_NAMES[c] for c in CLASSES],
+                    help="play only the decisions of these classes (default: all; e.g. race for a slow 2-ply agent)")
     args = ap.parse_args(argv)
     limit_threads(1)
     try:
         if args.json:
             check_destination(args.json)  # before the work, not after it
         bench = load_benchmark(args.data)
+        if args.classes:
+            bench = select(bench, np.isin(bench.arrays["cls"], [CLASS_NAMES.index(c) for c in args.classes]))
         results = evaluate(args.models, bench)
     except BgaiError as exc:
         print(f"bench_strength: error: {exc}", file=sys.stderr)

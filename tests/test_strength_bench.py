@@ -151,3 +151,21 @@ def test_gnubg_choices_are_candidates_or_ties(tiny):
         assert scores[chosen] == scores.max() and (scores == scores.max()).sum() > 5
     r = bench.error_rate(loss)
     assert r["outside"] == outside.size and r["n"] == len(tiny) - outside.size
+
+
+def test_select_keeps_the_chosen_decisions_with_their_candidates(tiny, capsys):
+    keep = tiny.arrays["cls"] == CLASS_RACE
+    race = bench.select(tiny, keep)
+    idx = np.flatnonzero(keep)
+    assert len(race) == idx.size > 0
+    np.testing.assert_array_equal(race.arrays["position_id"], tiny.arrays["position_id"][idx])
+    for j, i in enumerate(idx):
+        lo, hi = tiny.offsets[i], tiny.offsets[i + 1]
+        for k in ("after_id", "loss", "equity", "play"):
+            np.testing.assert_array_equal(race.arrays[k][race.offsets[j] : race.offsets[j + 1]], tiny.arrays[k][lo:hi])
+    # the script's --classes plays only those decisions: pubeval's race ER equals the full run's race ER
+    assert bench.main(["--models", "pubeval", "--data", str(DATA / "round-0000.npz"), "--classes", "race"]) == 0
+    out = capsys.readouterr().out
+    assert f"0 contact, 0 crashed, {idx.size} race decisions" in out
+    full = bench.evaluate(["pubeval"], tiny)["pubeval"]["race"]
+    assert f"{full['er']:6.1f} +- {full['se']:4.1f} ({full['n']}" in out
