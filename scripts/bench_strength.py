@@ -21,6 +21,7 @@ Usage::
 
     python scripts/bench_strength.py                         # default agents, data/bench/strength-v1
     python scripts/bench_strength.py --models default gnubg runs/x/best.pt:ply=1 --json er.json
+    python scripts/bench_strength.py --classes race --models default:ply=2     # only the race decisions
 """
 
 from __future__ import annotations
