@@ -49,11 +49,20 @@ Small batches (up to :data:`SMALL_BATCH` positions: one position for a user, a s
 planner, whose few hundred numpy calls cost about 0.3 ms whatever the batch size: :func:`_plan_one` follows the
 same steps on Python ints for one position and gives the same table rows in the same order, so the output is
 bit for bit the same (tests/test_movegen_small_batch.py checks it against the numpy planner, the reference).
+
+Compiled generator (numba, optional: the ``fast`` extra): :func:`bgai.core.movegen_jit.generate` does the whole
+job in one kernel, one input after the other -- the masks, the same plan as :func:`_plan_one` (its plays kept as
+single steps), and the output rows written straight from the input row with those steps applied -- so a call costs
+a few us plus about 1 us a position, at batch 1 as at batch 16384.  It gives the same rows in the same order as
+the numpy path, which stays the reference (tests/test_jit_movegen.py).  It is used once loaded: by
+:func:`load_compiled`, or by :func:`afterstates` itself after :data:`LOAD_AFTER_S` seconds of work on the numpy
+path (loading numba costs about half a second, which a short command should not pay).
 """
 
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -61,12 +70,13 @@ import numpy as np
 
 from bgai.core.board import BAR, as_batch, validate
 from bgai.core.dice import Dice
+from bgai.core.movegen_jit import DEBRUIJN, generate
 from bgai.core.notation import format_play, parse_moves
 from bgai.core.position import Position
 from bgai.errors import AmbiguousMoveError, IllegalMoveError, InvalidDiceError, InvalidPositionError
 from bgai.util.jit import compile_kernel
 
-__all__ = ["Step", "Play", "afterstates", "legal_plays", "apply_steps", "parse_play"]
+__all__ = ["Step", "Play", "afterstates", "load_compiled", "legal_plays", "apply_steps", "parse_play"]
 
 #: One single-die step: ``(from, to, hit)``; ``from`` 25 = bar, ``to`` 0 = borne off; mover's point numbers.
 Step = tuple[int, int, bool]
@@ -265,8 +275,12 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
         dice: ``(N, 2)`` integers 1..6 (either order).
         validate: check the boards (negative counts, more than 15 checkers, a point held by both sides; about
             2 ms at N = 16384); pass ``False`` for trusted batches, e.g. positions produced by this function.
-            Shapes and dice are always checked.  Batches of up to :data:`SMALL_BATCH` positions take a
-            plain-Python path (about 50 us a position instead of 0.3 ms a call) with the same output.
+            Shapes and dice are always checked.
+
+    The work is done by a compiled generator (numba, the ``fast`` extra) once it is loaded (see
+    :func:`load_compiled`: about 1-2 us a position at any batch size), else by the numpy planner (about 0.3 ms a
+    call plus 1-2 us a position), and batches of up to :data:`SMALL_BATCH` positions by a plain-Python planner
+    (about 50 us a position); all three give the same rows in the same order.
 
     Returns:
         ``(after, src)``: ``after`` ``(M, 2, 25)`` int8, the resulting positions from the mover's view (rows NOT
@@ -279,12 +293,18 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
             :func:`bgai.core.board.validate`) names the first bad board and what is wrong with it.
         InvalidDiceError: wrong dice shape or values outside 1..6.
     """
+    global _uncompiled_s
     b = np.ascontiguousarray(as_batch(boards))
     n = b.shape[0]
-    kernel = _compiled_generator()
+    kernel = _kernel[0]
+    if kernel is None and _uncompiled_s > LOAD_AFTER_S and load_compiled():
+        kernel = _kernel[0]
     if kernel is not None:
         return _afterstates_compiled(kernel, b, dice, n, validate)
-    return _afterstates_numpy(b, _validate_dice(dice, n), validate)
+    t = time.perf_counter()
+    res = _afterstates_numpy(b, _validate_dice(dice, n), validate)
+    _uncompiled_s += time.perf_counter() - t
+    return res
 
 
 def _afterstates_numpy(b: np.ndarray, d: np.ndarray, validate: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -898,335 +918,51 @@ def _afterstates_small(b: np.ndarray, d: np.ndarray, check: bool) -> tuple[np.nd
 # compiled generator (numba): the same plays in the same order, one input at a time
 # ----------------------------------------------------------------------------------------------------------
 
-#: index of the lowest set bit of a 32-bit mask ``m``: ``_DEBRUIJN[((m & -m) * 0x077CB531 & 0xFFFFFFFF) >> 27]``
-#: (multiplication by a de Bruijn sequence)
-_DEBRUIJN = np.array(
-    [0, 1, 28, 2, 29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4, 8, 31, 27, 13, 23, 21, 19, 16, 7, 26, 12, 18, 6, 11, 5, 10, 9],
-    dtype=np.int64,
-)
 _BEAR64 = _BEAR.astype(np.int64)
-#: most plays one input can have in the compiled generator's scratch: a double's plays are non-increasing
-#: sequences of at most 4 sources out of 25 (C(28, 4) = 20475); a non-double has fewer than 2 * 25 * 25 + 26
-_MAX_PLAYS = 20480
 
 
-def _generate(b, dice, check, bear, debruijn):  # pragma: no cover - compiled by numba
-    """Compiled generator (numba kernel; its numpy reference is :func:`_afterstates_numpy`).
+#: Seconds of :func:`afterstates` work on the numpy/Python path after which :func:`afterstates` loads the compiled
+#: generator itself.  Loading costs about 0.6 s of CPU (importing numba, about 0.3 s, and reading the kernel's
+#: cached machine code; the very first run compiles it, about 12 s, and caches it): a short command that generates
+#: few plays never pays it, and no process spends more than about twice the cheaper choice (the ski-rental rule).
+#: Long-running callers (servers, training, benchmarks) call :func:`load_compiled` at start.
+LOAD_AFTER_S = 0.5
+_uncompiled_s = 0.0  # seconds spent so far on the numpy/Python path
+_kernel: list = [None]  # the compiled generator once loaded
+_load_tried: list = [False]
 
-    ``b`` ``(N, 2, 25)`` int8 boards, ``dice`` ``(N, 2)`` int64 (checked here: 1..6), ``check``: validate the
-    boards, ``bear`` :data:`_BEAR` as int64, ``debruijn`` :data:`_DEBRUIJN`.  Returns ``(after, src, status)``:
-    :func:`afterstates`' two arrays and status 0; or status -1 (an invalid board, with ``check``) or -2 (dice
-    outside 1..6) with empty arrays.
 
-    Per input it follows :func:`_plan_one`'s steps on int64 masks (non-doubles: the high die first, then the
-    low-die-first plays the high-die-first order cannot give, the possible duplicates removed by the same local
-    keys, then one die only, then no play; doubles: sources non-increasing, depth first, which lists the plays
-    with the most steps in the order of the numpy planner's breadth-first levels) and keeps each play as its single
-    steps ``(from, to, hit)``; each output row is the input row with those steps applied (the same change as the
-    numpy path's table rows).
+def load_compiled() -> bool:
+    """Load the compiled move generator now, so that :func:`afterstates` uses it from the next call on.
+
+    Imports numba and loads the kernel's cached machine code (about 0.6 s of CPU; the first run ever compiles and
+    caches it, about 12 s).  Does nothing when already loaded.  Thread-safe enough: at worst two threads load it.
+
+    Returns:
+        Whether the compiled generator is in use: ``False`` without compiled kernels (numba not installed, or
+        ``BGAI_NUMBA=0``; see :func:`bgai.util.jit.compile_kernel`), and then :func:`afterstates` keeps the numpy
+        path, which gives the same output.
     """
-    n = b.shape[0]
-    cap = 64 + 20 * n  # about 20 rows a position; grown when needed (pages never written cost no memory)
-    out = np.empty((cap, 50), dtype=np.int8)
-    src = np.empty(cap, dtype=np.int64)
-    m32 = 0xFFFFFFFF
-    # one input's plays: up to 4 steps each (from, to, hit) and the step count
-    pf = np.empty((_MAX_PLAYS, 4), dtype=np.int8)
-    pt = np.empty((_MAX_PLAYS, 4), dtype=np.int8)
-    ph = np.empty((_MAX_PLAYS, 4), dtype=np.int8)
-    pn = np.empty(_MAX_PLAYS, dtype=np.int8)
-    # a non-double's risky plays (may duplicate another): s1, t1, h1, s2, t2, h2, way, key
-    rk = np.empty((2 * 25 * 25, 8), dtype=np.int64)
-    order = np.empty(2 * 25 * 25, dtype=np.int64)
-    cnt = np.zeros(26, dtype=np.int64)
-    # doubles' depth-first search: per level the sources left, occupied points, hit mask; the path
-    lv_m = np.zeros(5, dtype=np.int64)
-    lv_occ = np.zeros(5, dtype=np.int64)
-    lv_hs = np.zeros(5, dtype=np.int64)
-    path = np.zeros(4, dtype=np.int64)
-    hits = np.zeros(4, dtype=np.int64)
-    row = 0
-    for i in range(n):
-        # masks (bit p = the mover's point p, bit 25 its bar): occupied, >= 2 checkers, open, opponent blot
-        occ = 0
-        l2 = 0
-        op = 0
-        bl = 0
-        held = 0
-        tot_me = 0
-        tot_op = 0
-        bad = False
-        for j in range(25):
-            c = np.int64(b[i, 0, j])
-            cnt[j + 1] = c
-            tot_me += c
-            if c > 0:
-                occ |= 1 << (j + 1)
-                if c > 1:
-                    l2 |= 1 << (j + 1)
-            if c < 0 or c > 15:
-                bad = True
-        for j in range(25):
-            c = np.int64(b[i, 1, j])  # the opponent's point 25 - p is the mover's point p = 24 - j
-            tot_op += c
-            if c < 0 or c > 15:
-                bad = True
-            if j < 24:
-                p = 24 - j
-                if c < 2:
-                    op |= 1 << p
-                    if c == 1:
-                        bl |= 1 << p
-                if c > 0:
-                    held |= 1 << p
-        if check and (bad or tot_me > 15 or tot_op > 15 or (occ & held) != 0):
-            return out[:0].reshape((0, 2, 25)), src[:0], -1
-        d1 = dice[i, 0]
-        d2 = dice[i, 1]
-        if d1 < 1 or d1 > 6 or d2 < 1 or d2 > 6:
-            return out[:0].reshape((0, 2, 25)), src[:0], -2
-        a = max(d1, d2)
-        c = min(d1, d2)
-        np_ = 0
-        if a != c:
-            ta = ((op << a) & ~((2 << a) - 1)) & m32
-            tc = ((op << c) & ~((2 << c) - 1)) & m32
-            La = occ & ta
-            if occ >> 25:
-                La &= 1 << 25
-            if occ < 128:
-                La |= bear[(a << 7) | (occ & 127)]
-            Lb = occ & tc
-            if occ >> 25:
-                Lb &= 1 << 25
-            if occ < 128:
-                Lb |= bear[(c << 7) | (occ & 127)]
-            on_bar = (occ >> 25) != 0
-            above = occ >> 7
-            special = on_bar or (above & (above - 1)) == 0
-            Lb_chain = Lb & (m32 if special else (ta << c))
-            has2 = False
-            nr = 0
-            for way in range(2):
-                if way == 0:
-                    first, second, m1, t2nd = a, c, La, tc
-                else:
-                    first, second, m1, t2nd = c, a, Lb_chain, ta
-                while m1:
-                    low = m1 & -m1
-                    m1 ^= low
-                    s1 = debruijn[((low * 0x077CB531) & m32) >> 27]
-                    t1 = s1 - first
-                    tb = (1 << t1) if t1 >= 1 else 0
-                    sb = 1 << s1
-                    o1 = (occ & ~(sb & ~l2)) | tb  # occupied after the first step
-                    if way == 0:
-                        L2 = o1 & t2nd
-                        if o1 >> 25:
-                            L2 &= 1 << 25
-                        if o1 < 128:
-                            L2 |= bear[(second << 7) | (o1 & 127)]
-                    else:
-                        L2 = tb & t2nd
-                        if on_bar or ((occ & ~sb) >> 7) == 0:
-                            L2 = o1 & t2nd
-                            if o1 >> 25:
-                                L2 &= 1 << 25
-                            if o1 < 128:
-                                L2 |= bear[(second << 7) | (o1 & 127)]
-                            L2 &= ~La | tb
-                        if L2 == 0:
-                            continue
-                    if L2:
-                        has2 = True
-                    h1 = 1 if (bl & tb) != 0 else 0
-                    hs = (bl & ~tb) << second
-                    lowm = ((2 << second) - 1) if t1 <= 0 else 0
-                    R = L2 & (tb | (sb << second) | lowm)
-                    m2 = L2 & ~R
-                    while m2:
-                        low = m2 & -m2
-                        m2 ^= low
-                        s2 = debruijn[((low * 0x077CB531) & m32) >> 27]
-                        pf[np_, 0] = s1
-                        pt[np_, 0] = t1
-                        ph[np_, 0] = h1
-                        pf[np_, 1] = s2
-                        pt[np_, 1] = s2 - second
-                        ph[np_, 1] = (hs >> s2) & 1
-                        pn[np_] = 2
-                        np_ += 1
-                    m2 = R
-                    while m2:
-                        low = m2 & -m2
-                        m2 ^= low
-                        s2 = debruijn[((low * 0x077CB531) & m32) >> 27]
-                        t2 = s2 - second
-                        chain = s2 == t1
-                        land = t2 == s1
-                        y = s2 if land else s1
-                        w = way + 1 if (chain and h1 == 1) else 0
-                        if chain or land:
-                            local = y * 3 + w
-                        else:
-                            local = 78 + (max(s1, s2) - 1) * 6 + (min(s1, s2) - 1)
-                        rk[nr, 0] = s1
-                        rk[nr, 1] = t1
-                        rk[nr, 2] = h1
-                        rk[nr, 3] = s2
-                        rk[nr, 4] = t2
-                        rk[nr, 5] = (hs >> s2) & 1
-                        rk[nr, 7] = local * 4096 + nr  # sorted: by local key, then as found (stable)
-                        order[nr] = nr
-                        nr += 1
-            if nr:
-                for x in range(1, nr):  # insertion sort of a few keys
-                    v = order[x]
-                    y = x - 1
-                    while y >= 0 and rk[order[y], 7] > rk[v, 7]:
-                        order[y + 1] = order[y]
-                        y -= 1
-                    order[y + 1] = v
-                last = -1
-                for x in range(nr):
-                    r = order[x]
-                    local = rk[r, 7] >> 12
-                    if local != last:
-                        last = local
-                        pf[np_, 0] = rk[r, 0]
-                        pt[np_, 0] = rk[r, 1]
-                        ph[np_, 0] = rk[r, 2]
-                        pf[np_, 1] = rk[r, 3]
-                        pt[np_, 1] = rk[r, 4]
-                        ph[np_, 1] = rk[r, 5]
-                        pn[np_] = 2
-                        np_ += 1
-            if not has2:
-                one = La | (Lb if La == 0 else 0)
-                die = a if La != 0 else c
-                while one:
-                    low = one & -one
-                    one ^= low
-                    s = debruijn[((low * 0x077CB531) & m32) >> 27]
-                    t = s - die
-                    pf[np_, 0] = s
-                    pt[np_, 0] = t
-                    ph[np_, 0] = 1 if (t >= 1 and (bl >> t) & 1) else 0
-                    pn[np_] = 1
-                    np_ += 1
-                if La == 0 and Lb == 0:
-                    pn[np_] = 0
-                    np_ += 1
-        else:
-            # doubles: depth first, sources non-increasing; the plays with the most steps, in the order found
-            tg = ((op << a) & ~((2 << a) - 1)) & m32
-            m = occ & tg
-            if occ >> 25:
-                m &= 1 << 25
-            if occ < 128:
-                m |= bear[(a << 7) | (occ & 127)]
-            if m == 0:
-                pn[0] = 0
-                np_ = 1
-            else:
-                best = 0
-                k = 0
-                lv_m[0] = m
-                lv_occ[0] = occ
-                lv_hs[0] = bl << a
-                while k >= 0:
-                    m = lv_m[k]
-                    if m == 0:  # level done: back up one step
-                        k -= 1
-                        if k >= 0:
-                            s = path[k]
-                            cnt[s] += 1
-                            if s - a >= 1:
-                                cnt[s - a] -= 1
-                        continue
-                    low = m & -m
-                    lv_m[k] = m ^ low
-                    s = debruijn[((low * 0x077CB531) & m32) >> 27]
-                    path[k] = s
-                    hits[k] = (lv_hs[k] >> s) & 1
-                    o = lv_occ[k]
-                    cnt[s] -= 1
-                    if cnt[s] <= 0:
-                        o &= ~(1 << s)
-                    t = s - a
-                    if t >= 1:
-                        cnt[t] += 1
-                        o |= 1 << t
-                    nm = 0
-                    if k < 3:
-                        nm = o & tg
-                        if o >> 25:
-                            nm &= 1 << 25
-                        if o < 128:
-                            nm |= bear[(a << 7) | (o & 127)]
-                        nm &= (2 << s) - 1  # sources not above this one
-                    if nm == 0:  # a leaf: a play of k + 1 steps
-                        depth = k + 1
-                        if depth > best:
-                            best = depth
-                            np_ = 0
-                        if depth == best:
-                            for x in range(depth):
-                                pf[np_, x] = path[x]
-                                pt[np_, x] = path[x] - a
-                                ph[np_, x] = hits[x]
-                            pn[np_] = depth
-                            np_ += 1
-                        cnt[s] += 1
-                        if t >= 1:
-                            cnt[t] -= 1
-                    else:
-                        k += 1
-                        lv_m[k] = nm
-                        lv_occ[k] = o
-                        lv_hs[k] = lv_hs[k - 1] & ~(1 << s)
-        if row + np_ > cap:
-            cap = max(cap + cap // 2, row + np_ + 20 * (n - i))
-            out2 = np.empty((cap, 50), dtype=np.int8)
-            out2[:row] = out[:row]
-            src2 = np.empty(cap, dtype=np.int64)
-            src2[:row] = src[:row]
-            out = out2
-            src = src2
-        for x in range(np_):
-            for j in range(25):
-                out[row, j] = b[i, 0, j]
-                out[row, 25 + j] = b[i, 1, j]
-            for y in range(pn[x]):
-                s = pf[x, y]
-                t = pt[x, y]
-                out[row, s - 1] -= 1
-                if t >= 1:
-                    out[row, t - 1] += 1
-                    if ph[x, y]:
-                        out[row, 49 - t] -= 1
-                        out[row, 49] += 1
-            src[row] = i
-            row += 1
-    return out[:row].reshape((row, 2, 25)), src[:row], 0
-
-
-@functools.lru_cache(maxsize=None)
-def _compiled_generator():
-    """The numba-compiled :func:`_generate`, or ``None`` without compiled kernels (numba missing or
-    ``BGAI_NUMBA=0``: :func:`bgai.util.jit.compile_kernel`)."""
-    return compile_kernel(_generate)
+    if _kernel[0] is None and not _load_tried[0]:
+        _load_tried[0] = True
+        kernel = compile_kernel(generate)
+        if kernel is not None:
+            one = np.zeros((1, 2, 25), dtype=np.int8)
+            one[0, 0, 0] = one[0, 1, 0] = 1
+            kernel(one, np.ones((1, 2), dtype=np.int64), True, _BEAR64, DEBRUIJN)  # compiles or loads it
+            _kernel[0] = kernel
+    return _kernel[0] is not None
 
 
 def _afterstates_compiled(kernel, b: np.ndarray, dice, n: int, check: bool) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`afterstates` through the compiled :func:`_generate` (same rows, same order as the numpy path);
-    errors are raised as the numpy path raises them (the dice first)."""
+    """:func:`afterstates` through the compiled :func:`bgai.core.movegen_jit.generate` (same rows, same order as
+    the numpy path); errors are raised as the numpy path raises them (the dice first)."""
     d = np.asarray(dice)
     if d.shape == (2,) and n == 1:
         d = d[None]
     if d.shape != (n, 2) or d.dtype.kind not in "iu":
         d = _validate_dice(d, n)  # raises, or converts integral floats
-    after, src, status = kernel(b, np.ascontiguousarray(d, dtype=np.int64), check, _BEAR64, _DEBRUIJN)
+    after, src, status = kernel(b, np.ascontiguousarray(d, dtype=np.int64), check, _BEAR64, DEBRUIJN)
     if status:
         _validate_dice(dice, n)  # raises for bad dice (checked before the boards, as on the numpy path)
         _invalid(b)
