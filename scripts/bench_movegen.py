@@ -33,7 +33,7 @@ import tracemalloc
 import gnubg_nn
 import numpy as np
 
-from bgai.core.movegen import afterstates, load_compiled
+from bgai.core.movegen import afterstates, use_compiled
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "reference_positions.npz")
 
@@ -104,7 +104,7 @@ def main() -> None:
         impls["old"] = old.afterstates
     global CLOCK
     CLOCK = time.perf_counter if args.wall else time.process_time
-    compiled = load_compiled()  # the compiled generator unless BGAI_NUMBA=0 or no numba (its load is not timed)
+    compiled = use_compiled()  # the compiled generator unless BGAI_NUMBA=0 or no numba (its load is not timed)
     total = max(args.positions, max(args.batches))
     B, D = load_pairs(args.seed, total)
     small = min(len(B), 2000)  # batch sizes below 256 are timed on the first 2000 pairs only

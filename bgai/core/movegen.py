@@ -55,7 +55,7 @@ job in one kernel, one input after the other -- the masks, the same plan as :fun
 single steps), and the output rows written straight from the input row with those steps applied -- so a call costs
 a few us plus about 1 us a position, at batch 1 as at batch 16384.  It gives the same rows in the same order as
 the numpy path, which stays the reference (tests/test_jit_movegen.py).  It is used once loaded: by
-:func:`load_compiled`, or by :func:`afterstates` itself after :data:`LOAD_AFTER_S` seconds of work on the numpy
+:func:`use_compiled`, or by :func:`afterstates` itself after :data:`LOAD_AFTER_S` seconds of work on the numpy
 path (loading numba costs about half a second, which a short command should not pay).
 """
 
@@ -76,7 +76,7 @@ from bgai.core.position import Position
 from bgai.errors import AmbiguousMoveError, IllegalMoveError, InvalidDiceError, InvalidPositionError
 from bgai.util.jit import compile_kernel
 
-__all__ = ["Step", "Play", "afterstates", "load_compiled", "legal_plays", "apply_steps", "parse_play"]
+__all__ = ["Step", "Play", "afterstates", "use_compiled", "legal_plays", "apply_steps", "parse_play"]
 
 #: One single-die step: ``(from, to, hit)``; ``from`` 25 = bar, ``to`` 0 = borne off; mover's point numbers.
 Step = tuple[int, int, bool]
@@ -278,7 +278,7 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
             Shapes and dice are always checked.
 
     The work is done by a compiled generator (numba, the ``fast`` extra) once it is loaded (see
-    :func:`load_compiled`: about 1-2 us a position at any batch size), else by the numpy planner (about 0.3 ms a
+    :func:`use_compiled`: about 1-2 us a position at any batch size), else by the numpy planner (about 0.3 ms a
     call plus 1-2 us a position), and batches of up to :data:`SMALL_BATCH` positions by a plain-Python planner
     (about 50 us a position); all three give the same rows in the same order.
 
@@ -296,9 +296,9 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
     global _uncompiled_s
     b = np.ascontiguousarray(as_batch(boards))
     n = b.shape[0]
-    kernel = _kernel[0]
-    if kernel is None and _uncompiled_s > LOAD_AFTER_S and load_compiled():
-        kernel = _kernel[0]
+    kernel = _kernel
+    if kernel is None and _auto and _uncompiled_s > LOAD_AFTER_S and use_compiled():
+        kernel = _kernel
     if kernel is not None:
         return _afterstates_compiled(kernel, b, dice, n, validate)
     t = time.perf_counter()
@@ -925,33 +925,41 @@ _BEAR64 = _BEAR.astype(np.int64)
 #: generator itself.  Loading costs about 0.6 s of CPU (importing numba, about 0.3 s, and reading the kernel's
 #: cached machine code; the very first run compiles it, about 12 s, and caches it): a short command that generates
 #: few plays never pays it, and no process spends more than about twice the cheaper choice (the ski-rental rule).
-#: Long-running callers (servers, training, benchmarks) call :func:`load_compiled` at start.
+#: Long-running callers (servers, training, benchmarks) call :func:`use_compiled` at start.
 LOAD_AFTER_S = 0.5
+_kernel = None  # the compiled generator while in use
+_auto = True  # load it after LOAD_AFTER_S seconds on the numpy path (until use_compiled decides)
 _uncompiled_s = 0.0  # seconds spent so far on the numpy/Python path
-_kernel: list = [None]  # the compiled generator once loaded
-_load_tried: list = [False]
 
 
-def load_compiled() -> bool:
-    """Load the compiled move generator now, so that :func:`afterstates` uses it from the next call on.
+@functools.lru_cache(maxsize=None)
+def _load_kernel():
+    """The compiled generator, loaded (numba imported, machine code read from numba's cache or compiled), or
+    ``None`` without compiled kernels (:func:`bgai.util.jit.compile_kernel`)."""
+    kernel = compile_kernel(generate)
+    if kernel is not None:
+        one = np.zeros((1, 2, 25), dtype=np.int8)
+        one[0, 0, 0] = one[0, 1, 0] = 1
+        kernel(one, np.ones((1, 2), dtype=np.int64), True, _BEAR64, DEBRUIJN)  # compiles or loads it
+    return kernel
 
-    Imports numba and loads the kernel's cached machine code (about 0.6 s of CPU; the first run ever compiles and
-    caches it, about 12 s).  Does nothing when already loaded.  Thread-safe enough: at worst two threads load it.
+
+def use_compiled(on: bool = True) -> bool:
+    """Turn the compiled move generator on (loading it now) or off, for the following :func:`afterstates` calls.
+
+    ``on``: imports numba and loads the kernel's cached machine code (about 0.6 s of CPU the first time in a
+    process; the first run ever compiles and caches it, about 12 s); long-running callers (servers, training,
+    benchmarks) call it at start.  ``off``: the numpy path (the reference; same output), e.g. to compare.  Without
+    a call, :func:`afterstates` loads it after :data:`LOAD_AFTER_S` seconds of work.
 
     Returns:
-        Whether the compiled generator is in use: ``False`` without compiled kernels (numba not installed, or
-        ``BGAI_NUMBA=0``; see :func:`bgai.util.jit.compile_kernel`), and then :func:`afterstates` keeps the numpy
-        path, which gives the same output.
+        Whether the compiled generator is now in use: ``False`` when turned off, or without compiled kernels
+        (numba not installed, or ``BGAI_NUMBA=0``; see :func:`bgai.util.jit.compile_kernel`).
     """
-    if _kernel[0] is None and not _load_tried[0]:
-        _load_tried[0] = True
-        kernel = compile_kernel(generate)
-        if kernel is not None:
-            one = np.zeros((1, 2, 25), dtype=np.int8)
-            one[0, 0, 0] = one[0, 1, 0] = 1
-            kernel(one, np.ones((1, 2), dtype=np.int64), True, _BEAR64, DEBRUIJN)  # compiles or loads it
-            _kernel[0] = kernel
-    return _kernel[0] is not None
+    global _kernel, _auto
+    _auto = False
+    _kernel = _load_kernel() if on else None
+    return _kernel is not None
 
 
 def _afterstates_compiled(kernel, b: np.ndarray, dice, n: int, check: bool) -> tuple[np.ndarray, np.ndarray]:
