@@ -923,7 +923,7 @@ _BEAR64 = _BEAR.astype(np.int64)
 
 #: Seconds of :func:`afterstates` work on the numpy/Python path after which :func:`afterstates` loads the compiled
 #: generator itself.  Loading costs about 0.6 s of CPU (importing numba, about 0.3 s, and reading the kernel's
-#: cached machine code; the very first run compiles it, about 12 s, and caches it): a short command that generates
+#: cached machine code; the very first run compiles it, about 5 s, and caches it): a short command that generates
 #: few plays never pays it, and no process spends more than about twice the cheaper choice (the ski-rental rule).
 #: Long-running callers (servers, training, benchmarks) call :func:`use_compiled` at start.
 LOAD_AFTER_S = 0.5
@@ -948,7 +948,7 @@ def use_compiled(on: bool = True) -> bool:
     """Turn the compiled move generator on (loading it now) or off, for the following :func:`afterstates` calls.
 
     ``on``: imports numba and loads the kernel's cached machine code (about 0.6 s of CPU the first time in a
-    process; the first run ever compiles and caches it, about 12 s); long-running callers (servers, training,
+    process; the first run ever compiles and caches it, about 5 s); long-running callers (servers, training,
     benchmarks) call it at start.  ``off``: the numpy path (the reference; same output), e.g. to compare.  Without
     a call, :func:`afterstates` loads it after :data:`LOAD_AFTER_S` seconds of work.
 

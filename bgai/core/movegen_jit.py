@@ -51,13 +51,12 @@ def generate(b, dice, check, bear, debruijn):  # pragma: no cover - compiled by 
     out = np.empty((cap, 50), dtype=np.int8)
     src = np.empty(cap, dtype=np.int64)
     m32 = 0xFFFFFFFF
-    # one input's plays: up to 4 steps each (from, to, hit) and the step count
-    pf = np.empty((MAX_PLAYS, 4), dtype=np.int8)
-    pt = np.empty((MAX_PLAYS, 4), dtype=np.int8)
-    ph = np.empty((MAX_PLAYS, 4), dtype=np.int8)
-    pn = np.empty(MAX_PLAYS, dtype=np.int8)
-    # a non-double's risky plays (may duplicate another): s1, t1, h1, s2, t2, h2, way, key
-    rk = np.empty((2 * 25 * 25, 8), dtype=np.int64)
+    # one input's plays, each packed in an int64: the step count (4 bits), then up to 4 steps of 12 bits each,
+    # from | (to + 8) << 5 | hit << 11 (from 25 = the bar, to <= 0 = off)
+    plays = np.empty(MAX_PLAYS, dtype=np.int64)
+    # a non-double's risky plays (may duplicate another): the play and its sort key (local key, then as found)
+    rplay = np.empty(2 * 25 * 25, dtype=np.int64)
+    rkey = np.empty(2 * 25 * 25, dtype=np.int64)
     order = np.empty(2 * 25 * 25, dtype=np.int64)
     cnt = np.zeros(26, dtype=np.int64)
     # doubles' depth-first search: per level the sources left, occupied points, hit mask; the path
@@ -67,6 +66,7 @@ def generate(b, dice, check, bear, debruijn):  # pragma: no cover - compiled by 
     path = np.zeros(4, dtype=np.int64)
     hits = np.zeros(4, dtype=np.int64)
     row = 0
+    status = 0
     for i in range(n):
         # masks (bit p = the mover's point p, bit 25 its bar): occupied, >= 2 checkers, open, opponent blot
         occ = 0
@@ -101,11 +101,15 @@ def generate(b, dice, check, bear, debruijn):  # pragma: no cover - compiled by 
                 if c > 0:
                     held |= 1 << p
         if check and (bad or tot_me > 15 or tot_op > 15 or (occ & held) != 0):
-            return out[:0].reshape((0, 2, 25)), src[:0], -1
+            status = -1
+            row = 0
+            break
         d1 = dice[i, 0]
         d2 = dice[i, 1]
         if d1 < 1 or d1 > 6 or d2 < 1 or d2 > 6:
-            return out[:0].reshape((0, 2, 25)), src[:0], -2
+            status = -2
+            row = 0
+            break
         a = max(d1, d2)
         c = min(d1, d2)
         np_ = 0
@@ -161,6 +165,7 @@ def generate(b, dice, check, bear, debruijn):  # pragma: no cover - compiled by 
                     if L2:
                         has2 = True
                     h1 = 1 if (bl & tb) != 0 else 0
+                    step1 = (s1 | ((t1 + 8) << 5) | (h1 << 11)) << 4
                     hs = (bl & ~tb) << second
                     lowm = ((2 << second) - 1) if t1 <= 0 else 0
                     R = L2 & (tb | (sb << second) | lowm)
@@ -169,13 +174,7 @@ def generate(b, dice, check, bear, debruijn):  # pragma: no cover - compiled by 
                         low = m2 & -m2
                         m2 ^= low
                         s2 = debruijn[((low * 0x077CB531) & m32) >> 27]
-                        pf[np_, 0] = s1
-                        pt[np_, 0] = t1
-                        ph[np_, 0] = h1
-                        pf[np_, 1] = s2
-                        pt[np_, 1] = s2 - second
-                        ph[np_, 1] = (hs >> s2) & 1
-                        pn[np_] = 2
+                        plays[np_] = 2 | step1 | ((s2 | ((s2 - second + 8) << 5) | (((hs >> s2) & 1) << 11)) << 16)
                         np_ += 1
                     m2 = R
                     while m2:
@@ -191,36 +190,25 @@ def generate(b, dice, check, bear, debruijn):  # pragma: no cover - compiled by 
                             local = y * 3 + w
                         else:
                             local = 78 + (max(s1, s2) - 1) * 6 + (min(s1, s2) - 1)
-                        rk[nr, 0] = s1
-                        rk[nr, 1] = t1
-                        rk[nr, 2] = h1
-                        rk[nr, 3] = s2
-                        rk[nr, 4] = t2
-                        rk[nr, 5] = (hs >> s2) & 1
-                        rk[nr, 7] = local * 4096 + nr  # sorted: by local key, then as found (stable)
+                        rplay[nr] = 2 | step1 | ((s2 | ((t2 + 8) << 5) | (((hs >> s2) & 1) << 11)) << 16)
+                        rkey[nr] = local * 4096 + nr  # sorted: by local key, then as found (stable)
                         order[nr] = nr
                         nr += 1
             if nr:
                 for x in range(1, nr):  # insertion sort of a few keys
                     v = order[x]
                     y = x - 1
-                    while y >= 0 and rk[order[y], 7] > rk[v, 7]:
+                    while y >= 0 and rkey[order[y]] > rkey[v]:
                         order[y + 1] = order[y]
                         y -= 1
                     order[y + 1] = v
                 last = -1
                 for x in range(nr):
                     r = order[x]
-                    local = rk[r, 7] >> 12
+                    local = rkey[r] >> 12
                     if local != last:
                         last = local
-                        pf[np_, 0] = rk[r, 0]
-                        pt[np_, 0] = rk[r, 1]
-                        ph[np_, 0] = rk[r, 2]
-                        pf[np_, 1] = rk[r, 3]
-                        pt[np_, 1] = rk[r, 4]
-                        ph[np_, 1] = rk[r, 5]
-                        pn[np_] = 2
+                        plays[np_] = rplay[r]
                         np_ += 1
             if not has2:
                 one = La | (Lb if La == 0 else 0)
@@ -230,13 +218,11 @@ def generate(b, dice, check, bear, debruijn):  # pragma: no cover - compiled by 
                     one ^= low
                     s = debruijn[((low * 0x077CB531) & m32) >> 27]
                     t = s - die
-                    pf[np_, 0] = s
-                    pt[np_, 0] = t
-                    ph[np_, 0] = 1 if (t >= 1 and (bl >> t) & 1) else 0
-                    pn[np_] = 1
+                    h = 1 if (t >= 1 and (bl >> t) & 1) else 0
+                    plays[np_] = 1 | ((s | ((t + 8) << 5) | (h << 11)) << 4)
                     np_ += 1
                 if La == 0 and Lb == 0:
-                    pn[np_] = 0
+                    plays[np_] = 0
                     np_ += 1
         else:
             # doubles: depth first, sources non-increasing; the plays with the most steps, in the order found
@@ -247,7 +233,7 @@ def generate(b, dice, check, bear, debruijn):  # pragma: no cover - compiled by 
             if occ < 128:
                 m |= bear[(a << 7) | (occ & 127)]
             if m == 0:
-                pn[0] = 0
+                plays[0] = 0
                 np_ = 1
             else:
                 best = 0
@@ -292,11 +278,10 @@ def generate(b, dice, check, bear, debruijn):  # pragma: no cover - compiled by 
                             best = depth
                             np_ = 0
                         if depth == best:
+                            code = depth
                             for x in range(depth):
-                                pf[np_, x] = path[x]
-                                pt[np_, x] = path[x] - a
-                                ph[np_, x] = hits[x]
-                            pn[np_] = depth
+                                code |= (path[x] | ((path[x] - a + 8) << 5) | (hits[x] << 11)) << (4 + 12 * x)
+                            plays[np_] = code
                             np_ += 1
                         cnt[s] += 1
                         if t >= 1:
@@ -309,24 +294,28 @@ def generate(b, dice, check, bear, debruijn):  # pragma: no cover - compiled by 
         if row + np_ > cap:
             cap = max(cap + cap // 2, row + np_ + 20 * (n - i))
             out2 = np.empty((cap, 50), dtype=np.int8)
-            out2[:row] = out[:row]
             src2 = np.empty(cap, dtype=np.int64)
-            src2[:row] = src[:row]
+            for r in range(row):  # (loops: a slice assignment here doubled the kernel's compile time)
+                for j in range(50):
+                    out2[r, j] = out[r, j]
+                src2[r] = src[r]
             out = out2
             src = src2
         for x in range(np_):
             for j in range(25):
                 out[row, j] = b[i, 0, j]
                 out[row, 25 + j] = b[i, 1, j]
-            for y in range(pn[x]):
-                s = pf[x, y]
-                t = pt[x, y]
+            code = plays[x]
+            for y in range(code & 15):
+                step = code >> (4 + 12 * y)
+                s = step & 31
+                t = ((step >> 5) & 63) - 8
                 out[row, s - 1] -= 1
                 if t >= 1:
                     out[row, t - 1] += 1
-                    if ph[x, y]:
+                    if (step >> 11) & 1:
                         out[row, 49 - t] -= 1
                         out[row, 49] += 1
             src[row] = i
             row += 1
-    return out[:row].reshape((row, 2, 25)), src[:row], 0
+    return out[:row].reshape((row, 2, 25)), src[:row], status
