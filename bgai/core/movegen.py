@@ -278,9 +278,9 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
             Shapes and dice are always checked.
 
     The work is done by a compiled generator (numba, the ``fast`` extra) once it is loaded (see
-    :func:`use_compiled`: about 1-2 us a position at any batch size), else by the numpy planner (about 0.3 ms a
-    call plus 1-2 us a position), and batches of up to :data:`SMALL_BATCH` positions by a plain-Python planner
-    (about 50 us a position); all three give the same rows in the same order.
+    :func:`use_compiled`: about 1 us a position in batches, under 10 us a call for one position), else by the numpy
+    planner (about 0.3 ms a call plus 2-3 us a position), and batches of up to :data:`SMALL_BATCH` positions by a
+    plain-Python planner (about 50-80 us a position); all three give the same rows in the same order.
 
     Returns:
         ``(after, src)``: ``after`` ``(M, 2, 25)`` int8, the resulting positions from the mover's view (rows NOT
@@ -309,7 +309,8 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
 
 def _afterstates_numpy(b: np.ndarray, d: np.ndarray, validate: bool) -> tuple[np.ndarray, np.ndarray]:
     """:func:`afterstates` by the numpy planner (plain Python for small batches): the reference implementation,
-    used when compiled kernels are unavailable.  ``b`` contiguous ``(N, 2, 25)`` int8, ``d`` checked dice."""
+    used while the compiled generator is not loaded (or unavailable).  ``b`` contiguous ``(N, 2, 25)`` int8,
+    ``d`` checked dice."""
     n = b.shape[0]
     # validation: counts 0..15 here; more than 15 checkers on a side, or a point held by both, in _plan's masks
     if validate and n and (b.min() < 0 or b.max() > 15):
