@@ -337,17 +337,17 @@ def afterstate_plays(board: np.ndarray, after: np.ndarray, dice) -> list[Play]:
             steps: tuple = ()
         else:
             net = list(zip(points[lo_i:hi_i], vals[lo_i:hi_i]))
-            steps = None if off[i] else _direct_steps(net, opp0, opp_t, hi, lo)
+            steps = None if off[i] else _direct_steps(net, me0[24], opp0, opp_t, hi, lo)
             if steps is None:
                 steps = _searched_steps(me0, opp0, me_t, opp_t, hi, lo)
         out.append(Play(steps=steps, afterstate=after[i]))
     return out
 
 
-def _direct_steps(net: list[tuple[int, int]], opp0: list[int], opp_t: list[int], hi: int, lo: int):
+def _direct_steps(net: list[tuple[int, int]], bar0: int, opp0: list[int], opp_t: list[int], hi: int, lo: int):
     """The steps of a play that bears nothing off, from ``net``: ``(point, checkers it lost)`` of the mover's
-    changed points (bar = 25), highest first; None when not one of the cases read off directly (then
-    :func:`_searched_steps`)."""
+    changed points (bar = 25), highest first, and ``bar0`` the mover's checkers on the bar before the play; None
+    when not one of the cases read off directly (then :func:`_searched_steps`)."""
     if hi == lo:
         # a double: n(p) checkers step from p, n(p) = (checkers p lost) + n(p + d) (the steps landing on p)
         pending = dict(net)
@@ -361,20 +361,28 @@ def _direct_steps(net: list[tuple[int, int]], opp0: list[int], opp_t: list[int],
                 steps.extend([(p, p - hi)] * k)
                 pending[p - hi] = pending.get(p - hi, 0) + k
     else:
-        if net[0][0] == 25:  # the bar: entering first can decide which die a checker uses
-            return None
+        bar = bar0  # the mover's checkers on the bar before the play
         src = [p for p, k in net if k > 0 for _ in range(k)]
         dst = [p for p, k in net if k < 0 for _ in range(-k)]
-        if len(src) == 2 and len(dst) == 2:  # two checkers (a >= b), one die each: hi then lo
+        if len(src) == 2 and len(dst) == 2:  # two checkers (a >= b), one die each
             a, b = src
+            if bar and (a != 25 or (b == 25) != (bar > 1)):  # every checker on the bar enters first
+                return None
             if sorted((a - hi, b - lo)) == sorted(dst):
-                steps = [(a, a - hi), (b, b - lo)]
+                steps = [(a, a - hi), (b, b - lo)]  # higher die first
             elif sorted((a - lo, b - hi)) == sorted(dst):
-                steps = [(b, b - hi), (a, a - lo)]
+                # higher die first, unless the one checker on the bar enters with the lower die (it moves first)
+                steps = [(a, a - lo), (b, b - hi)] if a == 25 and bar == 1 else [(b, b - hi), (a, a - lo)]
             else:
                 return None
+        elif len(src) == 1 and len(dst) == 1 and src[0] - dst[0] in (hi, lo):  # one die only
+            if bar and src[0] != 25:
+                return None
+            steps = [(src[0], dst[0])]
         elif len(src) == 1 and len(dst) == 1 and src[0] - dst[0] == hi + lo:  # one checker, both dice
             s, z = src[0], dst[0]
+            if bar > (s == 25):  # a checker left on the bar
+                return None
             m1, m2 = s - hi, s - lo
             c1, c2 = opp0[24 - m1], opp0[24 - m2]
             if c1 == 1 and opp_t[24 - m1] == 0:
