@@ -242,7 +242,7 @@ def _plays_json(ranked: list[RankedPlay], board: np.ndarray) -> tuple[str, list[
     once (one numpy pass instead of one per play)."""
     after = np.stack([np.asarray(board, dtype=np.int8)]
                      + [np.asarray(rp.play.afterstate, dtype=np.int8) for rp in ranked])
-    board_id, *ids = encode_position_ids(after)
+    board_id, *ids = encode_position_ids(after, validate=False)  # (a read request's board and its afterstates)
     if not ranked:
         return board_id, []
     after = after[1:]
