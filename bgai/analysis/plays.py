@@ -330,8 +330,7 @@ def afterstate_plays(board: np.ndarray, after: np.ndarray, dice) -> list[Play]:
     bounds = np.searchsorted(rows, np.arange(len(after) + 1)).tolist()
     off = diff.sum(axis=1).tolist()  # checkers borne off by the play
     out = []
-    for i, rows_i in enumerate(after.tolist()):
-        me_t, opp_t = rows_i
+    for i, opp_t in enumerate(after[:, 1].tolist()):
         lo_i, hi_i = bounds[i], bounds[i + 1]
         if lo_i == hi_i and opp_t == opp0:
             steps: tuple = ()
@@ -339,7 +338,7 @@ def afterstate_plays(board: np.ndarray, after: np.ndarray, dice) -> list[Play]:
             net = list(zip(points[lo_i:hi_i], vals[lo_i:hi_i]))
             steps = None if off[i] else _direct_steps(net, me0[24], opp0, opp_t, hi, lo)
             if steps is None:
-                steps = _searched_steps(me0, opp0, me_t, opp_t, hi, lo)
+                steps = _searched_steps(me0, opp0, after[i, 0].tolist(), opp_t, hi, lo)
         out.append(Play(steps=steps, afterstate=after[i]))
     return out
 
@@ -362,8 +361,17 @@ def _direct_steps(net: list[tuple[int, int]], bar0: int, opp0: list[int], opp_t:
                 pending[p - hi] = pending.get(p - hi, 0) + k
     else:
         bar = bar0  # the mover's checkers on the bar before the play
-        src = [p for p, k in net if k > 0 for _ in range(k)]
-        dst = [p for p, k in net if k < 0 for _ in range(-k)]
+        src = []  # the points that lost checkers (one entry a checker), highest first
+        dst = []  # ... that gained
+        for p, k in net:
+            if k == 1:
+                src.append(p)
+            elif k == -1:
+                dst.append(p)
+            elif k > 0:
+                src += [p] * k
+            else:
+                dst += [p] * -k
         if len(src) == 2 and len(dst) == 2:  # two checkers (a >= b), one die each
             a, b = src
             if bar and (a != 25 or (b == 25) != (bar > 1)):  # every checker on the bar enters first
