@@ -9,6 +9,7 @@ the bar, closed boards) with every other roll of the 21 (each roll on half of th
 from __future__ import annotations
 
 import os
+import pickle
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from bgai.agents.registry import make_agent
 from bgai.analysis.api import rank_plays
 from bgai.analysis.plays import afterstate_plays
 from bgai.core.board import starting_board, validate
-from bgai.core.movegen import afterstates, legal_plays
+from bgai.core.movegen import Play, afterstates, legal_plays
 from bgai.errors import IllegalMoveError
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "data", "reference_positions.npz")
@@ -76,6 +77,14 @@ def positions(draw):
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_random_positions_equal_legal_plays(board, dice):
     assert not _check(board, dice)
+    # lazy plays: the same steps, read when asked for, in any order; they pickle
+    after, _ = afterstates(board, np.array(dice))
+    eager = afterstate_plays(board, after, dice)
+    lazy = afterstate_plays(board, after, dice, lazy=True)
+    assert all(isinstance(p, Play) for p in lazy)
+    assert [p.notation for p in lazy[::-1]][::-1] == [p.notation for p in eager]
+    assert [p.steps for p in pickle.loads(pickle.dumps(lazy))] == [p.steps for p in eager] == [p.steps for p in lazy]
+    assert lazy == eager
 
 
 def test_known_plays_and_hits():

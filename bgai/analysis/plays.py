@@ -232,7 +232,7 @@ def rank_plays_batch(
     bounds = np.searchsorted(src, np.arange(n + 1)).tolist()
     plays: list[Play] = []
     for j in range(n):
-        plays.extend(afterstate_plays(boards[j], after[bounds[j] : bounds[j + 1]], rolls[j].as_tuple()))
+        plays.extend(afterstate_plays(boards[j], after[bounds[j] : bounds[j + 1]], rolls[j].as_tuple(), lazy=True))
     score_l = scores.tolist()
     prob_rows = None if probs is None else np.array(probs, dtype=np.float64)  # one copy; each play its own row
     src_l = src.tolist()
@@ -287,7 +287,7 @@ def rank_plays(
 # ----------------------------------------------------------------------------------------------------------
 
 
-def afterstate_plays(board: np.ndarray, after: np.ndarray, dice) -> list[Play]:
+def afterstate_plays(board: np.ndarray, after: np.ndarray, dice, *, lazy: bool = False) -> list[Play]:
     """The :class:`~bgai.core.movegen.Play` of each afterstate of one position, as
     :func:`bgai.core.movegen.legal_plays` gives it (the same steps, in the same order, with the same hits),
     derived from the afterstates themselves instead of a second move generation.
@@ -308,39 +308,78 @@ def afterstate_plays(board: np.ndarray, after: np.ndarray, dice) -> list[Play]:
         after: ``(M, 2, 25)`` int8 afterstates of ``board`` with ``dice``, e.g. the rows of
             :func:`bgai.core.movegen.afterstates` for it (mover's view).
         dice: ``(d1, d2)``, each 1..6.
+        lazy: read each play's steps only when they are first asked for (``play.steps`` or ``play.notation``):
+            a caller that wants the best play's notation only pays for that one (:func:`rank_plays` does this).
 
     Returns:
         ``M`` plays, in the order of ``after``; their ``afterstate`` is a read-only copy of the row.  An
         afterstate equal to ``board`` (nothing can be played) gets no steps.
 
     Raises:
-        IllegalMoveError: a row that no legal play of the roll reaches.
+        IllegalMoveError: a row that no legal play of the roll reaches (with ``lazy``, when its steps are asked
+            for).
     """
-    b = np.asarray(board, dtype=np.int8).reshape(2, 25)
+    b = np.array(board, dtype=np.int8).reshape(2, 25)
     after = np.array(after, dtype=np.int8).reshape(-1, 2, 25)  # a copy: the plays keep read-only views of it
     after.setflags(write=False)
     d1, d2 = (int(x) for x in dice)
-    hi, lo = (d1, d2) if d1 >= d2 else (d2, d1)
-    me0, opp0 = b[0].tolist(), b[1].tolist()
-    # per afterstate: the mover's points that lost (> 0) or gained (< 0) checkers, highest point first
-    diff = b[0].astype(np.int16) - after[:, 0]
-    rows, cols = np.nonzero(diff[:, ::-1])
-    vals = diff[rows, 24 - cols].tolist()
-    points = (25 - cols).tolist()
-    bounds = np.searchsorted(rows, np.arange(len(after) + 1)).tolist()
-    off = diff.sum(axis=1).tolist()  # checkers borne off by the play
-    out = []
-    for i, opp_t in enumerate(after[:, 1].tolist()):
-        lo_i, hi_i = bounds[i], bounds[i + 1]
-        if lo_i == hi_i and opp_t == opp0:
-            steps: tuple = ()
-        else:
-            net = list(zip(points[lo_i:hi_i], vals[lo_i:hi_i]))
-            steps = None if off[i] else _direct_steps(net, me0[24], opp0, opp_t, hi, lo)
-            if steps is None:
-                steps = _searched_steps(me0, opp0, after[i, 0].tolist(), opp_t, hi, lo)
-        out.append(Play(steps=steps, afterstate=after[i]))
-    return out
+    reader = _StepReader(b, after, max(d1, d2), min(d1, d2))
+    if lazy:
+        return [_LazyPlay(reader, i, after[i]) for i in range(len(after))]
+    return [Play(steps=reader.steps(i), afterstate=after[i]) for i in range(len(after))]
+
+
+class _StepReader:
+    """The steps of the afterstates of one position and roll (:func:`afterstate_plays`), one afterstate at a
+    time; the differences of all the afterstates from the board are taken at the first one (one numpy pass)."""
+
+    def __init__(self, board: np.ndarray, after: np.ndarray, hi: int, lo: int) -> None:
+        self.board, self.after, self.hi, self.lo = board, after, hi, lo
+        self.net = None
+
+    def _prepare(self) -> None:
+        b, after = self.board, self.after
+        self.me0, self.opp0 = b[0].tolist(), b[1].tolist()
+        self.opp_t = after[:, 1].tolist()
+        # per afterstate: the mover's points that lost (> 0) or gained (< 0) checkers, highest point first
+        diff = b[0].astype(np.int16) - after[:, 0]
+        rows, cols = np.nonzero(diff[:, ::-1])
+        vals = diff[rows, 24 - cols].tolist()
+        points = (25 - cols).tolist()
+        bounds = np.searchsorted(rows, np.arange(len(after) + 1)).tolist()
+        self.off = diff.sum(axis=1).tolist()  # checkers borne off by each play
+        self.net = [list(zip(points[bounds[i] : bounds[i + 1]], vals[bounds[i] : bounds[i + 1]]))
+                    for i in range(len(after))]
+
+    def steps(self, i: int) -> tuple:
+        """The steps of afterstate ``i`` (IllegalMoveError when no legal play reaches it)."""
+        if self.net is None:
+            self._prepare()
+        net, opp0, opp_t = self.net[i], self.opp0, self.opp_t[i]
+        if not net and opp_t == opp0:
+            return ()
+        steps = None if self.off[i] else _direct_steps(net, self.me0[24], opp0, opp_t, self.hi, self.lo)
+        if steps is None:
+            steps = _searched_steps(self.me0, opp0, self.after[i, 0].tolist(), opp_t, self.hi, self.lo)
+        return steps
+
+
+class _LazyPlay(Play):
+    """A :class:`~bgai.core.movegen.Play` whose steps (and so its notation) are read off its afterstate when
+    first asked for (:func:`afterstate_plays` with ``lazy``)."""
+
+    def __init__(self, reader: _StepReader, index: int, afterstate: np.ndarray) -> None:
+        object.__setattr__(self, "afterstate", afterstate)
+        object.__setattr__(self, "_reader", reader)
+        object.__setattr__(self, "_index", index)
+
+    @property
+    def steps(self) -> tuple:  # type: ignore[override]
+        """See :class:`~bgai.core.movegen.Play`."""
+        d = self.__dict__
+        if "_steps" not in d:
+            object.__setattr__(self, "_steps", self._reader.steps(self._index))
+        return d["_steps"]
 
 
 def _direct_steps(net: list[tuple[int, int]], bar0: int, opp0: list[int], opp_t: list[int], hi: int, lo: int):
