@@ -6,9 +6,9 @@ Rows (the shipped model by default, 0-ply, one thread; each a median over the ca
   steps and notation -- and the best play's notation read (what ``/api/plays`` and ``bgai hint`` compute);
 * ``choose``: :meth:`bgai.agents.neural.NeuralAgent.choose` for one (position, roll): the agent API's best
   afterstate (no notation);
-* ``batched``: the same pairs in one call each, :func:`~bgai.analysis.api.rank_plays_batch` and
-  ``NeuralAgent.choose`` on all pairs of a round, divided by the number of pairs (what one position costs when
-  a caller batches);
+* ``batched``: the same pairs in one call each, :func:`~bgai.analysis.api.rank_plays_batch` (and every best
+  play's notation read) and ``NeuralAgent.choose`` on all pairs of a round, divided by the number of pairs (what
+  one position costs when a caller batches);
 * ``gnubg``: ``gnubg_nn.best_move(board, d1, d2, 0)`` per call on the same pairs (GNU Backgammon's 0-ply best
   play; when gnubg-nn is installed).
 
@@ -88,7 +88,8 @@ def main() -> None:
     rows = {
         "rank_plays": lambda bs, ds: single(lambda b, d: rank_plays(agent, b, d)[0].notation, bs, ds),
         "choose": lambda bs, ds: single(lambda b, d: agent.choose(b[None], d[None], rng), bs, ds),
-        "batched rank_plays_batch": lambda bs, ds: _per_pair(clock, lambda: rank_plays_batch(agent, bs, ds), len(bs)),
+        "batched rank_plays_batch": lambda bs, ds: _per_pair(
+            clock, lambda: [r[0].notation for r in rank_plays_batch(agent, bs, ds)], len(bs)),
         "batched choose": lambda bs, ds: _per_pair(clock, lambda: agent.choose(bs, ds, rng), len(bs)),
     }
     if gnubg_nn is not None:
