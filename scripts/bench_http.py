@@ -14,10 +14,10 @@ every request of a row uses another position, and the positions where the roll h
 Beside each HTTP row, the same work in this process without the web layer: :meth:`bgai.serve.bot.Bot.rank_plays`
 / :meth:`~bgai.serve.bot.Bot.evaluate` on the same positions (numpy's BLAS and torch limited to one thread, as
 the server does), so ``HTTP - in-process`` is the cost of the web layer (request parsing, JSON, uvicorn, the
-socket).  Rows print the median (p50) and 90th and 95th percentiles (p90, p95) over the requests, after ``--warmup`` untimed
-requests; the HTTP and in-process passes alternate over ``--rounds`` rounds.  ``server CPU/request``: the
-server process's CPU time (user + system, ``/proc``, 10 ms ticks) over a row's HTTP requests divided by their
-number -- the web layer's cost without the waits of a busy machine.
+socket).  Rows print the median (p50) and 90th and 95th percentiles (p90, p95) over the requests, after
+``--warmup`` untimed requests; the HTTP and in-process passes alternate over ``--rounds`` rounds.
+``server CPU/request``: the server process's CPU time (user + system, ``/proc``, 10 ms ticks) over a row's HTTP
+requests divided by their number -- the web layer's cost without the waits of a busy machine.
 
 ``--compare CHECKOUT`` serves the same agent from a second bgai checkout too (``PYTHONPATH=CHECKOUT``, e.g. the
 main branch) and alternates the two servers pass by pass, so both see the same load: before/after in one run.

@@ -105,8 +105,8 @@ def main() -> None:
         for name in order:
             times[name].extend(rows[name](bs, ds))
 
-    print(f"-- one (position, roll) at 0-ply, {os.path.basename(args.model)}, {args.rounds} rounds x {args.pairs} pairs, "
-          f"{'wall' if args.wall else 'process CPU'} clock, 1 thread; load average {os.getloadavg()[0]:.2f}")
+    print(f"-- one (position, roll) at 0-ply, {os.path.basename(args.model)}, {args.rounds} rounds x {args.pairs} "
+          f"pairs, {'wall' if args.wall else 'process CPU'} clock, 1 thread; load average {os.getloadavg()[0]:.2f}")
     ref = float(np.median(times["gnubg_nn.best_move"])) if gnubg_nn is not None else None
     for name, ts in times.items():
         med = float(np.median(ts))

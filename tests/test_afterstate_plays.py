@@ -3,7 +3,8 @@ be exactly those of bgai.core.movegen.legal_plays, the reference (itself checked
 tests/test_movegen_reference.py), and rank_plays must list the same plays in the same order as before.
 
 Checked on every reference position (tests/data/reference_positions.npz: contact, races, bear-offs, checkers on
-the bar, closed boards) with every other roll of the 21 (each roll on half of them, in either die order), and on random legal positions.
+the bar, closed boards) with every other roll of the 21 (each roll on half of them, in either die order), and on
+random legal positions.
 """
 
 from __future__ import annotations
