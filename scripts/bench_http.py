@@ -12,10 +12,10 @@ port, waits until ``/api/info`` answers, and sends requests one after another ov
 Positions: seeded pubeval-vs-pubeval self-play (positions before a roll, distinct, from the third play on);
 every request of a row uses another position, and the positions where the roll has no legal play are skipped.
 Beside each HTTP row, the same work in this process without the web layer: :meth:`bgai.serve.bot.Bot.rank_plays`
-/ :meth:`~bgai.serve.bot.Bot.evaluate` on the same positions (numpy's BLAS and torch limited to one thread, as
-the server does), so ``HTTP - in-process`` is the cost of the web layer (request parsing, JSON, uvicorn, the
-socket).  Rows print the median (p50) and 90th and 95th percentiles (p90, p95) over the requests, after
-``--warmup`` untimed requests; the HTTP and in-process passes alternate over ``--rounds`` rounds.
+(every play's notation read) / :meth:`~bgai.serve.bot.Bot.evaluate` on the same positions (numpy's BLAS and torch
+limited to one thread, as the server does), so ``HTTP - in-process`` is the cost of the web layer (request
+parsing, JSON, uvicorn, the socket).  Rows print the median (p50) and 90th and 95th percentiles (p90, p95) over
+the requests, after ``--warmup`` untimed requests; the HTTP and in-process passes alternate over ``--rounds`` rounds.
 ``server CPU/request``: the server process's CPU time (user + system, ``/proc``, 10 ms ticks) over a row's HTTP
 requests divided by their number -- the web layer's cost without the waits of a busy machine.
 
@@ -142,7 +142,7 @@ def main() -> None:
         if roll is None:
             bot.evaluate(board)
         else:
-            bot.rank_plays(board, roll, rng)
+            [r.notation for r in bot.rank_plays(board, roll, rng)]  # (every play's notation, as the answer has)
         return time.perf_counter() - t
 
     servers = {"this": None} if not args.compare else {"this": None, "compare": args.compare}
