@@ -331,18 +331,20 @@ def afterstate_plays(board: np.ndarray, after: np.ndarray, dice, *, lazy: bool =
 
 class _StepReader:
     """The steps of the afterstates of one position and roll (:func:`afterstate_plays`), one afterstate at a
-    time; the differences of all the afterstates from the board are taken at the first one (one numpy pass)."""
+    time: the first few read each compare their afterstate with the board in Python; from the third on, the
+    differences of all the afterstates are taken at once (one numpy pass, about 0.04 ms)."""
 
     def __init__(self, board: np.ndarray, after: np.ndarray, hi: int, lo: int) -> None:
-        self.board, self.after, self.hi, self.lo = board, after, hi, lo
+        self.after, self.hi, self.lo = after, hi, lo
+        self.me0, self.opp0 = board.tolist()
         self.net = None
+        self.reads = 0
 
     def _prepare(self) -> None:
-        b, after = self.board, self.after
-        self.me0, self.opp0 = b[0].tolist(), b[1].tolist()
+        b0, after = np.array(self.me0, dtype=np.int16), self.after
         self.opp_t = after[:, 1].tolist()
         # per afterstate: the mover's points that lost (> 0) or gained (< 0) checkers, highest point first
-        diff = b[0].astype(np.int16) - after[:, 0]
+        diff = b0 - after[:, 0]
         rows, cols = np.nonzero(diff[:, ::-1])
         vals = diff[rows, 24 - cols].tolist()
         points = (25 - cols).tolist()
@@ -353,12 +355,20 @@ class _StepReader:
 
     def steps(self, i: int) -> tuple:
         """The steps of afterstate ``i`` (IllegalMoveError when no legal play reaches it)."""
-        if self.net is None:
-            self._prepare()
-        net, opp0, opp_t = self.net[i], self.opp0, self.opp_t[i]
+        if self.net is None and self.reads < 2:
+            self.reads += 1
+            me0 = self.me0
+            me_t, opp_t = self.after[i].tolist()
+            net = [(p, me0[p - 1] - me_t[p - 1]) for p in range(25, 0, -1) if me0[p - 1] != me_t[p - 1]]
+            off = sum(me0) - sum(me_t)
+        else:
+            if self.net is None:
+                self._prepare()
+            net, opp_t, off = self.net[i], self.opp_t[i], self.off[i]
+        opp0 = self.opp0
         if not net and opp_t == opp0:
             return ()
-        steps = None if self.off[i] else _direct_steps(net, self.me0[24], opp0, opp_t, self.hi, self.lo)
+        steps = None if off else _direct_steps(net, self.me0[24], opp0, opp_t, self.hi, self.lo)
         if steps is None:
             steps = _searched_steps(self.me0, opp0, self.after[i, 0].tolist(), opp_t, self.hi, self.lo)
         return steps
