@@ -10,6 +10,9 @@ What a play is ranked by (:attr:`RankedPlay.score_kind`):
   units (not points per game); a cube state is not used.
 
 An agent without any evaluation (``random``) cannot rank plays (:class:`~bgai.errors.AgentCapabilityError`).
+
+The plays (steps, notation) come from the move generator's afterstates themselves (:func:`afterstate_plays`, the
+same plays as :func:`bgai.core.movegen.legal_plays`), read when first asked for: one move generation per ranking.
 """
 
 from __future__ import annotations
