@@ -11,10 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bgai.agents import pubeval
+from bgai.agents.base import best_per_input
 from bgai.agents.gnubg import apply_gnubg_move
 from bgai.agents.pubeval import WIN_SCORE, PubevalAgent, is_race, pubeval_scores, weights
 from bgai.core.board import starting_board
 from bgai.core.movegen import afterstates
+from bgai.util import jit
 
 gnubg_nn = pytest.importorskip("gnubg_nn")
 
@@ -137,3 +140,20 @@ def test_bearing_off_the_last_checkers_is_chosen():
     assert np.all(scores[finished] == WIN_SCORE) and np.all(scores[~finished] < WIN_SCORE)
     np.testing.assert_array_equal(agent.choose(board[None], np.array([[2, 1]]), np.random.default_rng(0))[0],
                                   after[np.flatnonzero(finished)[0]])
+
+
+@pytest.mark.skipif(not jit.AVAILABLE, reason="numba (the 'fast' extra) not installed or turned off")
+def test_compiled_kernel_matches_the_numpy_path_bit_for_bit(real_play, monkeypatch):
+    # every afterstate of the real-play positions: the kernel's scores are the numpy reference's, bit for bit
+    boards, dice, _ = real_play
+    after, src = afterstates(boards, dice)
+    agent = PubevalAgent()
+    compiled = agent.evaluate_plays(boards, after, src)
+    reference = pubeval_scores(after, is_race(boards)[src])
+    assert np.array_equal(compiled, reference)
+    assert (compiled == WIN_SCORE).sum() > 10  # bear-offs that finish the game are in the sample
+    chosen = agent.choose(boards, dice, np.random.default_rng(0))
+    monkeypatch.setattr(pubeval, "_KERNEL", None)  # the numpy path, as with BGAI_NUMBA=0
+    np.testing.assert_array_equal(agent.evaluate_plays(boards, after, src), reference)
+    np.testing.assert_array_equal(agent.choose(boards, dice, np.random.default_rng(0)), chosen)
+    np.testing.assert_array_equal(chosen, after[best_per_input(reference, src, len(boards))])

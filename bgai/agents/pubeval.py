@@ -13,6 +13,13 @@ checkers on the bar are not an input (as in the original).  An afterstate with a
 99999999.  Whether the race or the contact weights are used is decided by the position **before** the play
 (Tesauro: "race ... should be set based on the INITIAL position BEFORE the move"), with GNU Backgammon's
 definition of a race (:func:`is_race`).
+
+Speed: with the ``fast`` extra (numba, :mod:`bgai.util.jit`) one compiled kernel scores every afterstate of a
+batch and picks each position's best play in a single pass (the race test of the position before the play, the
+table lookups, the all-off case), with no temporaries; without it (or with ``BGAI_NUMBA=0``) the numpy code below
+runs, and it stays the reference: the kernel adds the 24 point values in float32 in numpy's own order (eight
+running sums, then pairwise: numpy's ``sum`` over an axis of 24), so its scores are bit-for-bit those of the
+numpy path and the plays chosen are the same.
 """
 
 from __future__ import annotations
@@ -24,8 +31,9 @@ from importlib import resources
 import numpy as np
 
 from bgai.agents.base import Agent, Capabilities, best_per_input
-from bgai.core.board import BAR, as_batch
+from bgai.core.board import BAR, as_batch, starting_board
 from bgai.core.movegen import afterstates
+from bgai.util.jit import compile_kernel
 
 #: Score of an afterstate with every checker borne off (Tesauro's constant).
 WIN_SCORE = 99999999.0
@@ -124,6 +132,86 @@ def pubeval_scores(afterstates: np.ndarray, race: np.ndarray | bool) -> np.ndarr
     return score
 
 
+def _kernel(boards, after, src, points, extra, scores, best) -> None:  # pragma: no cover - compiled by numba
+    """Score every afterstate and pick each position's best; the compiled twin of :func:`_raw_scores` (+ the
+    all-off case) and :func:`bgai.agents.base.best_per_input`, in numba's subset of Python.
+
+    Args (contiguous): ``boards`` ``(N, 2, 25)`` int8 positions before the play; ``after`` ``(M, 2, 25)`` int8;
+    ``src`` ``(M,)`` int64 index into ``boards``; ``points``, ``extra`` from :func:`_tables`.  Fills ``scores``
+    ``(M,)`` float64 and ``best`` ``(N,)`` int64 (index of the first highest score of each position; -1 for a
+    position without afterstates).
+    """
+    n = boards.shape[0]
+    contact = np.zeros(n, dtype=np.int64)
+    top = np.empty(n, dtype=np.float64)
+    for i in range(n):  # is_race: rearmost checker of each side (bar = 24, -1 for none); contact iff sum > 22
+        back0 = -1
+        back1 = -1
+        for c in range(25):
+            if boards[i, 0, c] > 0:
+                back0 = c
+            if boards[i, 1, c] > 0:
+                back1 = c
+        if back0 + back1 > 22:
+            contact[i] = 1
+        best[i] = -1
+    acc = np.empty(8, dtype=np.float32)
+    for m in range(after.shape[0]):
+        i = src[m]
+        k = contact[i]
+        base = k << 10
+        own = np.int64(after[m, 0, 24])
+        for j in range(8):  # numpy's pairwise sum of 24 float32: eight running sums over j, j + 8, j + 16
+            c = j
+            v = np.int64(after[m, 0, c])
+            own += v
+            r = points[base | (c << 5) | (np.int64(after[m, 1, 23 - c] == 1) << 4) | v]
+            c = j + 8
+            v = np.int64(after[m, 0, c])
+            own += v
+            r = r + points[base | (c << 5) | (np.int64(after[m, 1, 23 - c] == 1) << 4) | v]
+            c = j + 16
+            v = np.int64(after[m, 0, c])
+            own += v
+            r = r + points[base | (c << 5) | (np.int64(after[m, 1, 23 - c] == 1) << 4) | v]
+            acc[j] = r
+        s32 = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+        if own == 0:
+            score = WIN_SCORE
+        else:
+            score = np.float64(s32) + (
+                (extra[k, 0] + extra[k, 1] * np.float64(after[m, 1, 24])) + extra[k, 2] * np.float64(after[m, 0, 24])
+            )
+        scores[m] = score
+        if best[i] < 0 or score > top[i]:
+            best[i] = m
+            top[i] = score
+
+
+_KERNEL = compile_kernel(_kernel)
+
+
+def _kernel_scores(boards: np.ndarray, after: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(scores (M,) float64, best (N,) int64)`` through the compiled kernel (only when it exists)."""
+    points, extra = _tables()
+    boards = np.ascontiguousarray(boards, dtype=np.int8)
+    after = np.ascontiguousarray(after, dtype=np.int8)
+    src = np.ascontiguousarray(src, dtype=np.int64)
+    scores = np.empty(after.shape[0], dtype=np.float64)
+    best = np.empty(boards.shape[0], dtype=np.int64)
+    _KERNEL(boards, after, src, points, extra, scores, best)
+    return scores, best
+
+
+@lru_cache(maxsize=1)
+def _warm_kernel() -> None:
+    """Compile the kernel, or load it from numba's cache (about 0.2 CPU s, once per process), when an agent is
+    made: worker processes forked later (:mod:`bgai.util.parallel`) then start with it ready."""
+    if _KERNEL is not None:
+        board = starting_board()[None]
+        _kernel_scores(board, board, np.zeros(1, dtype=np.int64))
+
+
 class PubevalAgent(Agent):
     """Plays the afterstate with the highest pubeval score (ties: the first generated).
 
@@ -133,6 +221,9 @@ class PubevalAgent(Agent):
     name = "pubeval"
     capabilities = Capabilities(play_scores=True, ply=0)
     batch_invariant = True  # a score per afterstate: the same in any batch
+
+    def __init__(self) -> None:
+        _warm_kernel()
 
     def evaluate_plays(self, boards: np.ndarray, afterstates: np.ndarray, src: np.ndarray) -> np.ndarray:
         """Scores of afterstates grouped by the position they come from.
@@ -148,6 +239,8 @@ class PubevalAgent(Agent):
         boards = as_batch(boards)
         a = as_batch(afterstates)
         src = np.asarray(src)
+        if _KERNEL is not None:
+            return _kernel_scores(boards, a, src)[0]
         score = _raw_scores(a, ~is_race(boards)[src])
         # all 15 off: only possible when at most 4 checkers were left before the play
         maybe = np.flatnonzero((boards[:, 0].sum(axis=1, dtype=np.int16) <= 4)[src])
@@ -158,5 +251,7 @@ class PubevalAgent(Agent):
 
         boards = as_batch(boards)
         after, src = afterstates(boards, dice)
+        if _KERNEL is not None:
+            return after[_kernel_scores(boards, after, src)[1]]
         scores = self.evaluate_plays(boards, after, src)
         return after[best_per_input(scores, src, len(boards))]
