@@ -142,7 +142,7 @@ def _kernel(boards, after, src, points, extra, scores, best) -> None:  # pragma:
     position without afterstates).
     """
     n = boards.shape[0]
-    contact = np.zeros(n, dtype=np.int64)
+    contact = np.zeros(n, dtype=np.int32)
     top = np.empty(n, dtype=np.float64)
     for i in range(n):  # is_race: rearmost checker of each side (bar = 24, -1 for none); contact iff sum > 22
         back0 = -1
@@ -155,27 +155,26 @@ def _kernel(boards, after, src, points, extra, scores, best) -> None:  # pragma:
         if back0 + back1 > 22:
             contact[i] = 1
         best[i] = -1
-    acc = np.empty(8, dtype=np.float32)
+    key = np.empty(24, dtype=np.int32)
     for m in range(after.shape[0]):
         i = src[m]
         k = contact[i]
         base = k << 10
-        own = np.int64(after[m, 0, 24])
-        for j in range(8):  # numpy's pairwise sum of 24 float32: eight running sums over j, j + 8, j + 16
-            c = j
-            v = np.int64(after[m, 0, c])
+        own = np.int32(after[m, 0, 24])
+        for c in range(24):  # the table index of each of the mover's points (see _tables)
+            v = np.int32(after[m, 0, c])
             own += v
-            r = points[base | (c << 5) | (np.int64(after[m, 1, 23 - c] == 1) << 4) | v]
-            c = j + 8
-            v = np.int64(after[m, 0, c])
-            own += v
-            r = r + points[base | (c << 5) | (np.int64(after[m, 1, 23 - c] == 1) << 4) | v]
-            c = j + 16
-            v = np.int64(after[m, 0, c])
-            own += v
-            r = r + points[base | (c << 5) | (np.int64(after[m, 1, 23 - c] == 1) << 4) | v]
-            acc[j] = r
-        s32 = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+            key[c] = base | (c << 5) | (np.int32(after[m, 1, 23 - c] == 1) << 4) | v
+        # numpy's sum of 24 float32 (pairwise summation): eight running sums of columns j, j + 8, j + 16, then a tree
+        r0 = points[key[0]] + points[key[8]] + points[key[16]]
+        r1 = points[key[1]] + points[key[9]] + points[key[17]]
+        r2 = points[key[2]] + points[key[10]] + points[key[18]]
+        r3 = points[key[3]] + points[key[11]] + points[key[19]]
+        r4 = points[key[4]] + points[key[12]] + points[key[20]]
+        r5 = points[key[5]] + points[key[13]] + points[key[21]]
+        r6 = points[key[6]] + points[key[14]] + points[key[22]]
+        r7 = points[key[7]] + points[key[15]] + points[key[23]]
+        s32 = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
         if own == 0:
             score = WIN_SCORE
         else:
