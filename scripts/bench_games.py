@@ -14,10 +14,10 @@ Since both sides play the same deterministic bot on the same dice, the games sho
 two plays tie on pubeval score; the script prints how many results agree.  CPU seconds count this process and
 its worker processes (``RUSAGE_CHILDREN`` after they are joined), start-up included: on a loaded machine the CPU
 ratio is steadier than the wall-clock one.  Both sides are measured alike: each side's one-time loading in this
-process (``gnubg_nn``'s import; bgai's pubeval agent, which loads its compiled kernel when numba is installed) is
-done before the timed rounds, and forked workers inherit it; the 1-process and the 2-process runs alternate the two
-sides for ``--rounds`` rounds and keep each side's best round; the 2-process wall time of both sides runs from
-before the workers start until they are joined.  Usage::
+process (``gnubg_nn``'s import; pubeval's compiled kernel, :func:`bgai.agents.pubeval.use_compiled`, when numba is
+installed) is done before the timed rounds, and forked workers inherit it; the 1-process and the 2-process runs
+alternate the two sides for ``--rounds`` rounds and keep each side's best round; the 2-process wall time of both
+sides runs from before the workers start until they are joined.  Usage::
 
     python scripts/bench_games.py [--games 3000] [--seed 1] [--rounds 3]
 """
@@ -129,9 +129,9 @@ def main() -> None:
 
     import gnubg_nn  # noqa: F401 - one-time loading before the timed rounds, on both sides
 
-    from bgai.agents.pubeval import PubevalAgent
+    from bgai.agents import pubeval
 
-    PubevalAgent()
+    getattr(pubeval, "use_compiled", lambda: False)()  # pubeval's compiled kernel (trees before it had none)
 
     # alternate the two sides so that load from other jobs hits both alike; keep each side's best round
     b1, g1, b2, g2 = [], [], [], []
