@@ -176,3 +176,21 @@ def test_kernel_loaded_after_enough_work_on_the_numpy_path(real_play, monkeypatc
     second = agent.choose(boards[:500], dice[:500], np.random.default_rng(0))
     assert pubeval._compiled is not None  # then loaded
     np.testing.assert_array_equal(first, second)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_bad_src_raises_on_both_paths(compiled):
+    if compiled and not jit.AVAILABLE:
+        pytest.skip("numba (the 'fast' extra) not installed or turned off")
+    board = starting_board()[None]
+    after, src = afterstates(board, np.array([[3, 1]]))
+    agent = PubevalAgent()
+    try:
+        pubeval.use_compiled(compiled)
+        with pytest.raises(IndexError):
+            agent.evaluate_plays(board, after, src + 1)
+        with pytest.raises((ValueError, IndexError)):
+            agent.evaluate_plays(board, after, src[:-1])
+        assert agent.evaluate_plays(board, after, src).shape == (len(after),)
+    finally:
+        pubeval.use_compiled()

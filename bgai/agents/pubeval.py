@@ -248,11 +248,16 @@ def _kernel_in_use():
 
 
 def _kernel_scores(kernel, boards: np.ndarray, after: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(scores (M,) float64, best (N,) int64)`` through the compiled ``kernel``."""
+    """``(scores (M,) float64, best (N,) int64)`` through the compiled ``kernel`` (which reads unchecked: the
+    shapes and ``src`` are checked here, raising what the numpy path raises: ValueError, IndexError)."""
     points, extra = _tables()
     boards = np.ascontiguousarray(boards, dtype=np.int8)
     after = np.ascontiguousarray(after, dtype=np.int8)
     src = np.ascontiguousarray(src, dtype=np.int64)
+    if src.shape != (after.shape[0],):
+        raise ValueError(f"src has shape {src.shape}, expected ({after.shape[0]},): one per afterstate")
+    if src.size and (src.min() < 0 or src.max() >= boards.shape[0]):
+        raise IndexError(f"src holds indices outside 0..{boards.shape[0] - 1}")
     scores = np.empty(after.shape[0], dtype=np.float64)
     best = np.empty(boards.shape[0], dtype=np.int64)
     kernel(boards, after, src, points, extra, scores, best)
