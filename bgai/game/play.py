@@ -71,7 +71,7 @@ def roll_dice(rng: np.random.Generator, opening: np.ndarray) -> np.ndarray:
     """One roll for each of a batch of games, from one generator; the opening roll where ``opening`` is set.
 
     The opening roll is each player's die (seat 0's, then seat 1's), re-rolled while they tie: it is never a
-    double.  This is the one implementation of that rule (:func:`opening_roll` is its one-game case; self-play
+    double.  This is that rule for a batch (:func:`opening_roll` draws the same numbers for one game; self-play
     can use it for its shared generator).
 
     Args:
@@ -101,8 +101,10 @@ def opening_roll(dice_rng: np.random.Generator) -> tuple[int, int]:
     Returns:
         ``(d0, d1)``, two different values 1..6; the seat with the higher die moves first with both numbers.
     """
-    d = roll_dice(dice_rng, np.ones(1, dtype=bool))[0]
-    return int(d[0]), int(d[1])
+    while True:  # roll_dice's draws for one game (two dice per attempt), without its batch bookkeeping
+        d0, d1 = dice_rng.integers(1, 7, size=2).tolist()
+        if d0 != d1:
+            return d0, d1
 
 
 class DiceStreams:
