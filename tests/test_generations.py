@@ -3,6 +3,7 @@ its records, resume after an interruption (finished steps untouched), a changed 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -111,6 +112,14 @@ def test_two_generations_resume_and_refusal(tmp_path):
         assert [d["kind"] for d in ckpt["databases"]] == ["bearoff-os"]
         assert ckpt["generation"]["generation"] == k and "trainer" not in ckpt
 
+    # the learning-curve plot of the job
+    pytest.importorskip("matplotlib")
+    spec = importlib.util.spec_from_file_location("plot_generations", ROOT / "scripts" / "plot_generations.py")
+    plot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plot)
+    png = tmp_path / "g.png"
+    assert plot.main([str(out), "--out", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
     # a finished job: nothing to do
     assert run_generations(config, str(out)).steps == []
     # a changed config is refused with one line naming the key
@@ -126,7 +135,22 @@ def test_acceptance_keeps_the_parent(tmp_path):
            "supervised": {**TINY["supervised"], "epochs": 1, "lr": 1e-6, "lr_end": 1e-6},
            "eval": {"games": 10, "seed": 5, "parent_games": 10}}
     out = tmp_path / "gen"
-    records = run_generations(GenerationsConfig.from_dict(cfg), str(out)).records
+
+    def stop_after_one_shard(text: str) -> None:  # Ctrl-C while gen-1's labels are being made
+        if text == "gen-1: labels 1/2 shards":
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_generations(GenerationsConfig.from_dict(cfg), str(out), lines=stop_after_one_shard)
+    shards = sorted((out / "gen-1" / "labels").glob("shard-*.npz"))
+    assert [p.name for p in shards] == ["shard-00000.npz"]
+    first = shards[0].stat().st_mtime_ns
+    said: list[str] = []
+    res = run_generations(GenerationsConfig.from_dict(cfg), str(out), lines=said.append)
+    assert "gen-1: labels (ply1), 1 of 2 shard(s) to make" in said  # only the missing shard was made
+    assert (out / "gen-1" / "labels" / "shard-00000.npz").stat().st_mtime_ns == first
+    assert res.steps[0] == "gen-1/labels" and "gen-0" not in res.steps
+    records = res.records
     assert [r["accepted"] for r in records] == [True, False, False]
     assert records[1]["er"] is None and records[1]["vs_parent"]["ppg"] - records[1]["vs_parent"]["ci95"] <= 0
     assert records[2]["parent"] == records[0]["model"]
