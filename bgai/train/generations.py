@@ -489,7 +489,8 @@ def run_generations(
     try:
         lock = lock_run_folder(out)
     except ConfigError:
-        raise ConfigError(f"{out!r} is in use by another 'bgai generations'; wait for it or use another --out") from None
+        raise ConfigError(f"{out!r} is in use by another 'bgai generations'; wait for it, or use another --out") \
+            from None
     try:
         _check_config(out, config)
         return _Job(config, out, say, progress, on_step, on_train_step).run()
