@@ -180,6 +180,14 @@ def test_bad_config_is_one_line(tmp_path, capsys, text, message):
     assert not (tmp_path / "out").exists()
 
 
+def test_missing_start_model_makes_no_folder(tmp_path, capsys):
+    path = tmp_path / "g.yaml"
+    path.write_text("start: missing.pt\n", encoding="utf-8")
+    rc = main(["generations", "--config", str(path), "--out", str(tmp_path / "out")])
+    assert rc == 2 and capsys.readouterr().err.strip() == "bgai: error: checkpoint file 'missing.pt' does not exist"
+    assert not (tmp_path / "out").exists()
+
+
 def test_cli_refuses_changed_config(tmp_path, capsys):
     """The CLI's one line for a folder made with another config (checked before any work)."""
     out = tmp_path / "gen"

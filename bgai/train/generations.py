@@ -69,11 +69,12 @@ import time
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable
 
-from bgai.agents.registry import parse_spec
+from bgai.agents.registry import parse_spec, resolve_spec
 from bgai.errors import BgaiError, ConfigError
 from bgai.evaluate.series import evaluate
 from bgai.evaluate.strength import class_error_rates, load_benchmark
 from bgai.model.bundle import FORMAT_VERSION, load_model_bundle, save_checkpoint
+from bgai.model.files import check_checkpoint_file
 from bgai.model.routing import NET_CLASSES
 from bgai.train.config import ModelConfig, RunConfig, SupervisedConfig, TrainConfig, read_yaml_file
 from bgai.train.labels import LABEL_KINDS, LabelSettings, LabelsInterrupted, load_labels, make_labels, parse_classes
@@ -215,7 +216,8 @@ class GenerationsConfig:
     """A generations job (module docstring)."""
 
     start: str = ""
-    """The first parent: a model file (``.pt``), optionally ``:bearoff=db`` or ``:bearoff=net``."""
+    """The first parent: a model file (``.pt``) or ``default`` (the shipped model), optionally ``:bearoff=db`` or
+    ``:bearoff=net``."""
     generations: int = 1
     """Generations after the start model."""
     seed: int = 1
@@ -392,7 +394,7 @@ class _Cpu:
 
 def _start_model(config: GenerationsConfig, path: str) -> None:
     """Write the start model file (its ``bearoff`` option applied; no training state)."""
-    name, options = parse_spec(config.start)
+    name, options = parse_spec(resolve_spec(config.start))
     bundle, ckpt = load_model_bundle(name)
     if options.get("bearoff") == "db":
         bundle = bundle if bundle.exact_bearoff else bundle.with_bearoff_database()
@@ -485,6 +487,8 @@ def run_generations(
         BgaiError: unreadable models or labels, files that cannot be written (one line each).
     """
     say = lines or (lambda text: None)
+    if not os.path.exists(os.path.join(out, "gen-0", "model.pt")):
+        check_checkpoint_file(parse_spec(resolve_spec(config.start))[0])  # before the folder is made
     os.makedirs(out, exist_ok=True)
     try:
         lock = lock_run_folder(out)
