@@ -70,7 +70,7 @@ def main(argv=None) -> int:
     ax.set_title(f"{games:,} duplicate-dice games per point", fontsize=9)
     ax.set_xticks(gens)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="best")
     if with_er:
         ax2 = axes[0][1]
         for i, c in enumerate(CLASSES):
@@ -85,9 +85,10 @@ def main(argv=None) -> int:
         ax2.set_xlabel("generation (0 = start model)")
         ax2.set_ylabel("ER (1000 x equity lost per decision)")
         ax2.set_xticks(gens)
-        ax2.set_ylim(bottom=0)
+        top = max(r["er"][c]["er"] + r["er"][c]["se"] for r in with_er for c in CLASSES)
+        ax2.set_ylim(0, top * 1.3)
         ax2.grid(alpha=0.3)
-        ax2.legend(fontsize=8)
+        ax2.legend(fontsize=8, loc="upper center", ncol=3)
     fig.suptitle(args.title or "bgai generations (hollow: not accepted as the next parent)", fontsize=10)
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
