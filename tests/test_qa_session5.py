@@ -103,3 +103,97 @@ def test_train_config_error_leaves_no_folder(tmp_path, capsys, setting, message)
     (old / "notes.txt").write_text("mine")
     assert main(["train", "--config", config, "--out", str(old), "--set", setting, "--no-progress"]) == 2
     assert os.listdir(old) == ["notes.txt"] and (old / "notes.txt").read_text() == "mine"
+
+
+# --- 2. journals key the model by its bytes --------------------------------------------------------------------
+
+
+def test_rollout_journal_same_model_by_another_path_resumes(tmp_path, monkeypatch):
+    """A rollout journal made with ``checkpoints/m.pt`` (relative, options in another case) is taken up by the
+    same rollout with the absolute path: every unit comes from the journal and the result is the same, bit for bit
+    (it was refused: the spec was compared as typed)."""
+    from bgai.agents.registry import make_agent
+    from bgai.analysis.rollout import rollout_position
+    from bgai.core.position_id import decode_position_id
+
+    monkeypatch.chdir(ROOT)
+    board = decode_position_id("4HPwATDgc/ABMA")
+    journal = str(tmp_path / "r.journal")
+    kw = dict(trials=72, chunk_trials=36, truncate=2, seed=9, journal=journal)
+    first = rollout_position(make_agent("checkpoints/bgai-td128.pt:bearoff=net"), board, **kw)
+    again = rollout_position(make_agent(os.path.abspath(MODEL) + ":BEAROFF=NET"), board, **kw)
+    assert first.resumed == 0 and again.resumed == 72 and again.trials == 72
+    assert again.equity == first.equity and list(again.probabilities) == list(first.probabilities)
+
+
+def test_journal_refuses_another_model_with_one_line(tmp_path):
+    """The same bytes under another name are one agent; other bytes at any path are refused with one line that
+    says so (both sha256 shortened)."""
+    import hashlib
+
+    from bgai.agents.registry import agent_identity
+    from bgai.util.journal import Journal
+
+    a, copy, b = tmp_path / "a.pt", tmp_path / "sub" / "copy.pt", tmp_path / "b.pt"
+    copy.parent.mkdir()
+    a.write_bytes(b"model one")
+    copy.write_bytes(b"model one")
+    b.write_bytes(b"model two")
+    ida = agent_identity(f"{a}:ply=1,bearoff=db")
+    assert ida == {"model_sha256": hashlib.sha256(b"model one").hexdigest(), "options": {"bearoff": "db", "ply": 1}}
+    assert agent_identity(f"{copy}:BEAROFF=DB:Ply=1") == ida
+    assert agent_identity("PubEval") == {"agent": "pubeval", "options": {}}
+    path = tmp_path / "j"
+    Journal(path, "rollout", {"seed": 1, "agent": ida}).close()
+    Journal(path, "rollout", {"seed": 1, "agent": agent_identity(f"{copy}:ply=1:bearoff=db")}).close()
+    sha_a, sha_b = hashlib.sha256(b"model one").hexdigest()[:12], hashlib.sha256(b"model two").hexdigest()[:12]
+    with pytest.raises(BgaiError) as exc:
+        Journal(path, "rollout", {"seed": 1, "agent": agent_identity(f"{b}:ply=1,bearoff=db")})
+    assert str(exc.value) == (f"journal {str(path)!r} was made with another model (sha256 {sha_a}... there, "
+                              f"sha256 {sha_b}... here): give another file, or delete it to start again")
+    with pytest.raises(BgaiError, match=r"another rollout \(agent.options.ply: 1 there, 2 here\)"):
+        Journal(path, "rollout", {"seed": 1, "agent": agent_identity(f"{a}:ply=2,bearoff=db")})
+
+
+# --- 4. agent-spec options -----------------------------------------------------------------------------------------
+
+
+def test_spec_options_repeats_refused_case_insensitive():
+    """``:ply=1:ply=2`` (or ``,ply=2``) took the last value silently: refused.  Options may be separated by ``:`` as
+    by ``,``; option names and enumeration values are case-insensitive, as built-in names and --save-format are."""
+    from bgai.agents.registry import parse_spec
+    from bgai.errors import AgentSpecError
+
+    for spec in ("m.pt:ply=1:ply=2", "m.pt:ply=1,ply=2", "m.pt:ply=1,PLY=2", "bgsage:ply=1:ply=1"):
+        with pytest.raises(AgentSpecError, match=r"option 'ply' given twice in agent spec"):
+            parse_spec(spec)
+    want = ("m.pt", {"ply": 1, "bearoff": "db"})
+    for spec in ("m.pt:ply=1,bearoff=db", "m.pt:ply=1:bearoff=db", "m.pt:PLY=1:BEAROFF=DB", "m.pt:Ply=1,Bearoff=Db"):
+        assert parse_spec(spec) == want, spec
+    assert parse_spec("runs/a:b/m.pt:ply=2") == ("runs/a:b/m.pt", {"ply": 2})  # a ':' in a path stays in it
+    assert parse_spec("C:\\models\\m.pt:bearoff=NET") == ("C:\\models\\m.pt", {"bearoff": "net"})
+    with pytest.raises(AgentSpecError, match="bad value 'DBX' for option 'bearoff'"):
+        parse_spec("m.pt:bearoff=DBX")
+    with pytest.raises(AgentSpecError, match=r"bad option 'junk' in agent spec"):
+        parse_spec("m.pt:junk")
+
+
+def test_cli_spec_repeats_and_cases(tmp_path, capsys):
+    """On the command line: a repeated option is one line and status 2; upper-case option names, enumeration
+    values and choices work (``:BEAROFF=DB``, ``--kind PLY1``-style choices, ``--save-format MAT``)."""
+    pos = "4HPwATDgc/ABMA"
+    assert main(["hint", pos, "31", "--agent", f"{MODEL}:ply=0:ply=1"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"bgai: error: option 'ply' given twice in agent spec '{MODEL}:ply=0:ply=1'\n"
+    assert main(["hint", pos, "31", "--agent", f"{MODEL}:BEAROFF=DB:PLY=0", "--json"]) == 0
+    upper = capsys.readouterr().out
+    assert main(["hint", pos, "31", "--agent", f"{MODEL}:bearoff=db,ply=0", "--json"]) == 0
+    lower = capsys.readouterr().out
+    assert upper.replace("BEAROFF=DB:PLY=0", "bearoff=db,ply=0") == lower and '"equity"' in upper
+    assert main(["eval", "pubeval", "random", "--games", "2", "--save-format", "MAT"]) == 0
+    capsys.readouterr()
+    from bgai.cli import build_parser
+
+    args = build_parser().parse_args(["export", MODEL, "--format", "NPZ", "--out", str(tmp_path / "m.npz")])
+    assert args.format == "npz"
+    assert build_parser().parse_args(["label", "x", "--kind", "PLY2", "--model", MODEL]).kind == "ply2"

@@ -87,7 +87,7 @@ except ModuleNotFoundError:  # pragma: no cover - numpy-only installs
 
 from bgai.agents.base import Agent, ProbabilityAgent, best_k_per_input, best_per_input
 from bgai.agents.gnubg import GnubgAgent, import_gnubg_nn
-from bgai.agents.registry import make_agent
+from bgai.agents.registry import agent_identity, make_agent
 from bgai.analysis.plays import score_plays
 from bgai.core.board import flip, validate
 from bgai.core.equity import OUTPUTS, cubeless_equity, finished_probabilities, swap_perspective
@@ -96,7 +96,7 @@ from bgai.core.position_id import encode_position_ids
 from bgai.errors import AgentSpecError, BgaiError, InvalidDiceError, InvalidPositionError
 from bgai.game.play import MAX_PLIES, finish_games
 from bgai.model.routing import all_home
-from bgai.util.journal import Journal, spec_file_sha256
+from bgai.util.journal import Journal
 from bgai.util.parallel import run_units
 
 __all__ = [
@@ -735,11 +735,12 @@ def _decode_outcomes(data: dict) -> np.ndarray:
 
 
 def _journal_settings(policy: RolloutPolicy, roots: np.ndarray, settings: RolloutSettings, units: list) -> dict:
-    """What a rollout's result depends on, for its journal: the settings, the agent's spec and model file, the
-    roots (Position IDs) and the units."""
+    """What a rollout's result depends on, for its journal: the settings with the agent as its model file's
+    sha256 and options (:func:`bgai.agents.registry.agent_identity`, not the spec as typed), the roots (Position
+    IDs) and the units."""
     spec = getattr(policy.agent, "spec", None)
-    return {**settings.to_dict(), "model_sha256": spec_file_sha256(spec if isinstance(spec, str) else None),
-            "roots": list(encode_position_ids(roots)), "units": units}
+    agent = agent_identity(spec) if isinstance(spec, str) else settings.agent
+    return {**settings.to_dict(), "agent": agent, "roots": list(encode_position_ids(roots)), "units": units}
 
 
 def _execute(policy: RolloutPolicy, roots: np.ndarray, settings: RolloutSettings, workers: int,

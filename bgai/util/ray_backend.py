@@ -51,6 +51,7 @@ from typing import Any, Callable, Sequence
 
 from bgai.errors import BgaiError
 from bgai.util.fileio import atomic_write_bytes
+from bgai.util.journal import spec_file_path
 from bgai.util.parallel import UnitRun, WorkerDied, register_backend
 from bgai.util.threads import limit_threads
 
@@ -330,11 +331,8 @@ class _Shipped:
 
 
 def _file_part(text: str) -> str | None:
-    """The existing file a spec string names (the whole string, or the part before its last ``:``), or None."""
-    for candidate in (text, text.rsplit(":", 1)[0] if ":" in text else None):
-        if candidate and os.path.isfile(candidate):
-            return candidate
-    return None
+    """The existing file a spec string names (:func:`bgai.util.journal.spec_file_path`), or None."""
+    return spec_file_path(text)
 
 
 def _ship(obj: Any) -> Any:
