@@ -197,3 +197,40 @@ def test_cli_spec_repeats_and_cases(tmp_path, capsys):
     args = build_parser().parse_args(["export", MODEL, "--format", "NPZ", "--out", str(tmp_path / "m.npz")])
     assert args.format == "npz"
     assert build_parser().parse_args(["label", "x", "--kind", "PLY2", "--model", MODEL]).kind == "ply2"
+
+
+# --- 5. rollout probabilities never negative in print ---------------------------------------------------------
+
+
+def _result(probs):
+    import numpy as np
+
+    from bgai.analysis.rollout import RolloutResult, RolloutSettings
+
+    settings = RolloutSettings(trials=36, truncate=2, ply=0, seed=1, variance_reduction=True, chunk_trials=36,
+                               agent="pubeval")
+    return RolloutResult(probabilities=np.array(probs, dtype=float), std_errors=np.full(5, 1e-4), equity=-0.0,
+                         equity_se=1e-4, trials=36, partial=False, settings=settings)
+
+
+def test_rollout_json_probabilities_clipped_unbiased_kept():
+    """Luck-adjusted means can be -5e-6 or -0.0: ``probabilities`` holds them clipped (never -0.0),
+    ``probabilities_unbiased`` as they are (what the equity is computed from)."""
+    import math
+
+    d = _result([0.5, 0.1, -5e-6, 1.0000002, -0.0]).to_dict()
+    assert list(d["probabilities"].values()) == [0.5, 0.1, 0.0, 1.0, 0.0]
+    assert all(math.copysign(1.0, v) == 1.0 for v in d["probabilities"].values())
+    assert list(d["probabilities_unbiased"].values()) == [0.5, 0.1, -5e-6, 1.0000002, -0.0]
+
+
+def test_rollout_text_never_prints_negative_zero(monkeypatch, capsys):
+    """The text report shows the clipped probabilities: no ``-0.0000`` (nor a -0.0% in a play's line)."""
+    import bgai.analysis.rollout as rollout_module
+
+    monkeypatch.setattr(rollout_module, "rollout_position", lambda *a, **k: _result([0.6, 0.2, -4e-6, 0.1, -0.0]))
+    assert main(["rollout", "4HPwATDgc/ABMA", "--agent", "pubeval", "--trials", "36"]) == 0
+    out = capsys.readouterr().out
+    result = next(line for line in out.splitlines() if line.strip().startswith("result"))
+    assert result.split() == ["result", "0.6000", "0.2000", "0.0000", "0.1000", "0.0000", "+0.0000"]
+    assert "-0.0" not in out

@@ -65,7 +65,10 @@ the units, and so the results, do not depend on the worker count or the backend.
 Statistics: the mean over trials, and standard errors ``std(ddof=1) / sqrt(trials)`` treating trials as
 independent (as GNU Backgammon reports them; with stratified dice this overstates the error: against GNU
 Backgammon's rollouts the mean z^2 is about 0.4, see ``scripts/check_rollout_gnubg.py``).  Luck-adjusted means
-are not clipped: a probability near 0 or 1 can stray outside [0, 1] by about its error, as in GNU Backgammon.
+are not clipped: a probability near 0 or 1 can stray outside [0, 1] by about its error, as in GNU Backgammon; the
+equity is computed from them (unbiased).  Reports show them clipped into [0, 1]
+(:meth:`RolloutResult.clipped_probabilities`; JSON: ``probabilities``, with the unclipped means beside them as
+``probabilities_unbiased``).
 """
 
 from __future__ import annotations
@@ -447,14 +450,17 @@ class RolloutResult:
         return cls(probabilities=probs, std_errors=se, equity=eq, equity_se=eq_se, trials=len(outcomes), **kwargs)
 
     def clipped_probabilities(self) -> np.ndarray:
-        """``probabilities`` clipped into [0, 1]: luck-adjusted trials can leave a rare outcome's mean a little
-        below 0 (a backgammon rate of -0.004); :attr:`equity` stays the unclipped, unbiased mean."""
-        return np.clip(self.probabilities, 0.0, 1.0)
+        """``probabilities`` clipped into [0, 1] (never ``-0.0``): luck-adjusted trials can leave a rare outcome's
+        mean a little below 0 (a backgammon rate of -0.004); :attr:`equity` stays the unclipped, unbiased mean."""
+        return np.clip(self.probabilities, 0.0, 1.0) + 0.0  # + 0.0 turns -0.0 into 0.0
 
     def to_dict(self) -> dict:
-        """A JSON-ready dict (non-finite numbers as None; probabilities clipped into [0, 1])."""
+        """A JSON-ready dict (non-finite numbers as None): ``probabilities`` clipped into [0, 1]
+        (:meth:`clipped_probabilities`), ``probabilities_unbiased`` the luck-adjusted means as they are (what
+        ``equity`` is computed from; they may stray outside [0, 1] by about their standard error)."""
         return {
             "probabilities": {k: _num(v) for k, v in zip(OUTPUTS, self.clipped_probabilities())},
+            "probabilities_unbiased": {k: _num(v) for k, v in zip(OUTPUTS, self.probabilities)},
             "std_errors": {k: _num(v) for k, v in zip(OUTPUTS, self.std_errors)},
             "equity": _num(self.equity),
             "equity_se": _num(self.equity_se),
