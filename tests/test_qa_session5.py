@@ -234,3 +234,47 @@ def test_rollout_text_never_prints_negative_zero(monkeypatch, capsys):
     result = next(line for line in out.splitlines() if line.strip().startswith("result"))
     assert result.split() == ["result", "0.6000", "0.2000", "0.0000", "0.1000", "0.0000", "+0.0000"]
     assert "-0.0" not in out
+
+
+# --- 6. hostile inputs ------------------------------------------------------------------------------------------
+
+
+def test_label_bad_model_or_folder_one_line_no_folder_left(tmp_path, capsys):
+    """``bgai label`` tracebacks: a missing model (FileNotFoundError), OUT under a file (NotADirectoryError) or
+    OUT an existing file (FileExistsError); a file that is not a model left a folder whose dataset.json then
+    refused the right model ("made with other settings").  Now one line each, and no folder left; absurd shard
+    counts are refused before the job lists its shards."""
+    (tmp_path / "file.txt").write_text("x")
+    (tmp_path / "bad.pt").write_bytes(b"not a model")
+    cases = [
+        (["out1", "--model", str(tmp_path / "missing.pt")],
+         f"model file {str(tmp_path / 'missing.pt')!r} does not exist"),
+        (["out2", "--model", str(tmp_path / "bad.pt"), "--shards", "1", "--games", "1"],
+         "is corrupt or not a bgai checkpoint"),
+        ([str(tmp_path / "file.txt" / "sub"), "--model", MODEL, "--shards", "1", "--games", "1"],
+         "cannot create label folder"),
+        ([str(tmp_path / "file.txt"), "--model", MODEL, "--shards", "1", "--games", "1"],
+         "a file of that name exists"),
+        (["out3", "--model", MODEL, "--shards", str(10**20), "--games", "1"],
+         "shards must be at most 1,000,000, got 100,000,000,000,000,000,000"),
+    ]
+    for args, message in cases:
+        out = str(tmp_path / args[0]) if not os.path.isabs(args[0]) else args[0]
+        assert main(["label", out, *args[1:]]) == 2, args
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("bgai: error: ") and message in err[0], (args, err)
+    assert sorted(os.listdir(tmp_path)) == ["bad.pt", "file.txt"]
+
+
+def test_rollout_huge_trials_and_empty_config_refused(tmp_path, capsys):
+    """``--trials 10**20`` listed its work units for ever (no output, memory growing): refused.  An empty train
+    config silently started 100,000 games of the defaults: refused."""
+    assert main(["rollout", "4HPwATDgc/ABMA", "--agent", MODEL, "--trials", str(10**20)]) == 2
+    assert capsys.readouterr().err == ("bgai: error: trials must be at most 100,000,000 in one rollout, got "
+                                       "100,000,000,000,000,000,000\n")
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# nothing\n")
+    assert main(["train", "--config", str(empty), "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert f"bgai: error: config {str(empty)!r} is empty: give at least 'algorithm: td'" in err
+    assert not (tmp_path / "run").exists()

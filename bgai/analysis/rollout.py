@@ -132,6 +132,8 @@ __all__ = [
 #: better between workers and report progress more often.
 UNIT_ROWS = 648
 UNIT_ROWS_VR = 216
+#: The most trials one rollout may ask for (its work units are listed before it starts).
+MAX_TRIALS = 100_000_000
 #: Positions whose 21 rolls go through the move generator and the evaluator together (bounds memory).
 VR_CHUNK = 48
 #: Positions chosen for at a time at 0-ply (bounds memory).
@@ -823,6 +825,8 @@ def _check_settings(agent: Agent, trials, truncate, ply, seed, variance_reductio
 
     if not is_int(trials) or trials < 1:
         raise BgaiError(f"trials must be a positive integer, got {trials!r}")
+    if trials > MAX_TRIALS:
+        raise BgaiError(f"trials must be at most {MAX_TRIALS:,} in one rollout, got {trials:,}")
     if truncate is not None and (not is_int(truncate) or truncate < 1):
         raise BgaiError(f"truncate must be a positive number of plies (or None for no truncation), got {truncate!r}")
     if not is_int(seed) or seed < 0:
@@ -879,7 +883,8 @@ def rollout_position(
         agent: the agent playing both sides (:class:`RolloutPolicy`); an object built by
             :func:`bgai.agents.registry.make_agent` is rebuilt from its spec in worker processes.
         board: ``(2, 25)`` position, side on roll in row 0 (bgai layout).
-        trials: number of trials (games), >= 1; a multiple of 36 keeps the first roll fully stratified.
+        trials: number of trials (games), 1 .. :data:`MAX_TRIALS`; a multiple of 36 keeps the first roll fully
+            stratified.
         truncate: plies played before a trial is scored at 0-ply; None = every trial played to the end.
         ply: depth of the plays inside the rollout, 0 or 1.
         seed: dice seed (>= 0); the same seed gives the same result.
