@@ -445,7 +445,7 @@ class Ply:
 
 #: ``choose(slots, players, boards, dice) -> afterstates``: the checker play of the slots on roll (``(K,)`` int64
 #: slots, ``(K,)`` int8 players 0/1, ``(K, 2, 25)`` int8 positions from the mover's view, ``(K, 2)`` int8 dice) as
-#: ``(K, 2, 25)`` int8 afterstates, mover's view.
+#: ``(K, 2, 25)`` int8 afterstates, mover's view.  ``boards`` may be a view of the batch's own array: read it only.
 Chooser = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
@@ -495,6 +495,7 @@ class GameBatch:
         self.opening_due = np.zeros(n, dtype=bool)
         self.plies = np.zeros(n, dtype=np.int32)
         self.active = np.zeros(n, dtype=bool)
+        self._slots = np.arange(n, dtype=np.int64)
 
     def start(self, slots) -> None:
         """Start a new game from the starting position in each of ``slots`` (int indices, ascending; slots whose
@@ -526,8 +527,9 @@ class GameBatch:
 
     def step(self, choose: Chooser) -> Ply:
         """One ply in every active slot: the roll, one call of ``choose`` (see :data:`Chooser`) for all of them,
-        and the end of the games whose mover bore off his last checker (those slots become inactive; the others
-        pass the turn: ``boards`` flipped, ``on_roll`` swapped).
+        and the end of the games whose mover bore off his last checker (those slots become inactive, their
+        ``boards`` and ``on_roll`` not to be used until :meth:`start`; the others pass the turn: ``boards``
+        flipped, ``on_roll`` swapped).
 
         Returns:
             :class:`Ply`.
@@ -535,28 +537,39 @@ class GameBatch:
         Raises:
             RuntimeError: ``choose`` returned the wrong shape, or a game reached ``max_plies``.
         """
-        idx = np.flatnonzero(self.active)
-        need = idx[~self.first_ply[idx] | self.opening_due[idx]]
+        full = bool(self.active.all())  # every slot plays (self-play always): slices instead of gathers
+        idx = self._slots if full else np.flatnonzero(self.active)
+        sel = slice(None) if full else idx
+        need_mask = ~self.first_ply[sel] | self.opening_due[sel]  # the slots whose roll is not drawn yet
+        need, at = (idx, sel) if need_mask.all() else (idx[need_mask],) * 2
         if need.size:
-            due = self.opening_due[need]
+            due = self.opening_due[at].copy()
             rolls = np.asarray(self.source.roll(need, due))
-            self.dice[need] = rolls
+            self.dice[at] = rolls
             if due.any():
                 self._set_opening(need[due], rolls[due])
-        self.first_ply[idx] = False
-        players = self.on_roll[idx]
-        dice = self.dice[idx]
-        after = np.asarray(choose(idx, players, self.boards[idx], dice))
+        self.first_ply[sel] = False
+        players = self.on_roll[sel].copy()
+        dice = self.dice[sel].copy()
+        after = np.asarray(choose(idx, players, self.boards[sel], dice))
         if after.shape != (idx.size, 2, 25):
             raise RuntimeError(f"the checker play returned shape {after.shape}, expected {(idx.size, 2, 25)}")
-        self.plies[idx] += 1
+        self.plies[sel] += 1
         done, points = finish_games(after)
-        going = idx[~done]
-        self.boards[going] = flip(after[~done])
-        self.on_roll[going] ^= 1
-        self.active[idx[done]] = False
-        if self.max_plies is not None and going.size and self.plies[going].max() >= self.max_plies:
-            raise RuntimeError(f"a game did not finish within {self.max_plies} plies")
+        any_done = bool(done.any())
+        if full:  # the turn passes everywhere (a finished slot's position is not used until start() resets it)
+            self.boards[...] = after[:, ::-1]
+            self.on_roll ^= 1
+        else:
+            going = idx[~done] if any_done else idx
+            self.boards[going] = flip(after[~done]) if any_done else flip(after)
+            self.on_roll[going] ^= 1
+        if any_done:
+            self.active[idx[done]] = False
+        if self.max_plies is not None and idx.size:
+            going = idx[~done] if any_done else idx
+            if going.size and self.plies[going].max() >= self.max_plies:
+                raise RuntimeError(f"a game did not finish within {self.max_plies} plies")
         return Ply(idx, players, dice, after, done, points)
 
 
