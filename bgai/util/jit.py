@@ -38,3 +38,16 @@ def compile_kernel(fn: Callable, **options) -> Callable | None:
     if numba is None:
         return None
     return numba.njit(cache=True, nogil=True, **options)(fn)
+
+
+def _popcount(x):  # pragma: no cover - compiled by numba
+    k = 0
+    while x:
+        x &= x - 1
+        k += 1
+    return k
+
+
+#: The number of set bits of a non-negative integer, compiled, for kernels to call (``None`` when kernels are
+#: unavailable).
+popcount = compile_kernel(_popcount)
