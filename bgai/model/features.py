@@ -58,7 +58,7 @@ import numpy as np
 
 from bgai.core.board import as_batch
 from bgai.errors import CheckpointError, ConfigError, InvalidPositionError
-from bgai.util.jit import compile_kernel, popcount
+from bgai.model.kernels import EncoderKernel
 from bgai.model.gnubg_inputs import CONTACT_SIZE, RACE_SIZE, contact_inputs, race_inputs
 
 __all__ = [
@@ -133,13 +133,14 @@ def _tesauro_into(b: np.ndarray, out: np.ndarray, lin: np.ndarray) -> None:
     out[:, 197] = 0.0
 
 
-def _encode(boards: np.ndarray, size: int, compiled: bool = True) -> np.ndarray:
-    """``tesauro198`` (``size`` 198) or ``extended`` (219) of a batch: the compiled kernel when there is one and
-    ``compiled``, else numpy a chunk at a time (the reference)."""
+def _encode(boards: np.ndarray, size: int, compiled: bool | None = None) -> np.ndarray:
+    """``tesauro198`` (``size`` 198) or ``extended`` (219) of a batch: the compiled kernel when
+    :class:`~bgai.model.kernels.EncoderKernel` says so, else numpy a chunk at a time (the reference)."""
     b = np.ascontiguousarray(as_batch(boards))
-    if compiled and _ENCODE_KERNEL is not None:
+    kernel = _ENCODE_KERNEL.get(b.shape[0], compiled)
+    if kernel is not None:
         out = np.empty((b.shape[0], size), dtype=np.float32)
-        if _ENCODE_KERNEL(b, size, out):
+        if kernel(b, size, out):
             _check_counts(b)
         return out
     _check_counts(b)
@@ -157,6 +158,9 @@ def _encode(boards: np.ndarray, size: int, compiled: bool = True) -> np.ndarray:
         if size > 198:  # right after the rows' first units, while those cache lines are still at hand
             oc[:, 198:] = tail
     return out
+
+
+_POP12 = np.array([bin(k).count("1") for k in range(4096)], dtype=np.int64)  # set bits of 12-bit values
 
 
 def _encode_kernel(b, size, out):  # pragma: no cover - compiled by numba (the tests run it compiled and not)
@@ -229,8 +233,8 @@ def _encode_kernel(b, size, out):  # pragma: no cover - compiled by numba (the t
             blot = (oc & ~md) & 0xFFFFFF
             out[i, o] = np.float32(pip[s]) * np.float32(0.01)
             out[i, o + 5] = np.float32(back[s]) * np.float32(1.0 / 15.0)
-            out[i, o + 1] = np.float32(popcount(blot)) * np.float32(0.2)
-            out[i, o + 2] = np.float32(popcount(md & 0x3F)) * np.float32(1.0 / 6.0)
+            out[i, o + 1] = np.float32(_POP12[blot & 0xFFF] + _POP12[blot >> 12]) * np.float32(0.2)
+            out[i, o + 2] = np.float32(_POP12[md & 0x3F]) * np.float32(1.0 / 6.0)
             best = 0
             cur = 0
             for c in range(24):
@@ -266,9 +270,9 @@ def _encode_kernel(b, size, out):  # pragma: no cover - compiled by numba (the t
                 hm |= low * oc_o
             hm >>= 24
             rolls = _ROLLS_LOW[hm & 0xFFF] | _ROLLS_HIGH[hm >> 12]
-            out[i, o + 8] = np.float32(popcount(rolls)) * np.float32(1.0 / 36.0)
+            out[i, o + 8] = np.float32(_POP12[rolls & 0xFFF] + _POP12[(rolls >> 12) & 0xFFF] + _POP12[rolls >> 24]) * np.float32(1.0 / 36.0)
             if oc >= 1 << 24:
-                t = np.float32(popcount(md_o & 0x3F)) * np.float32(1.0 / 6.0)
+                t = np.float32(_POP12[md_o & 0x3F]) * np.float32(1.0 / 6.0)
                 out[i, o + 9] = t * t
             else:
                 out[i, o + 9] = 0.0
@@ -276,16 +280,17 @@ def _encode_kernel(b, size, out):  # pragma: no cover - compiled by numba (the t
     return 0
 
 
-_ENCODE_KERNEL = compile_kernel(_encode_kernel)
+_ENCODE_KERNEL = EncoderKernel(_encode_kernel)
 
 
-def tesauro198(boards: np.ndarray, *, compiled: bool = True) -> np.ndarray:
+def tesauro198(boards: np.ndarray, *, compiled: bool | None = None) -> np.ndarray:
     """Tesauro's 198-unit encoding (see the module docstring).
 
     Args:
         boards: ``(N, 2, 25)`` (or ``(2, 25)``) int8, side on roll in row 0.
-        compiled: use the compiled kernel when there is one (:mod:`bgai.util.jit`); ``False`` runs the numpy
-            reference.  Both give bit-identical output.
+        compiled: ``True``: the compiled kernel when there is one (:mod:`bgai.util.jit`); ``False``: the numpy
+            reference; ``None``: the kernel after a warm-up (:mod:`bgai.model.kernels`).  The output is
+            bit-identical.
 
     Returns:
         ``(N, 198)`` float32.
@@ -510,13 +515,14 @@ def _expert(b: np.ndarray, lin: np.ndarray) -> np.ndarray:
     return f
 
 
-def extended(boards: np.ndarray, *, compiled: bool = True) -> np.ndarray:
+def extended(boards: np.ndarray, *, compiled: bool | None = None) -> np.ndarray:
     """Tesauro's 198 units plus 21 expert features (see the module docstring).
 
     Args:
         boards: ``(N, 2, 25)`` (or ``(2, 25)``) int8, side on roll in row 0.
-        compiled: use the compiled kernel when there is one (:mod:`bgai.util.jit`); ``False`` runs the numpy
-            reference.  Both give bit-identical output.
+        compiled: ``True``: the compiled kernel when there is one (:mod:`bgai.util.jit`); ``False``: the numpy
+            reference; ``None``: the kernel after a warm-up (:mod:`bgai.model.kernels`).  The output is
+            bit-identical.
 
     Returns:
         ``(N, 219)`` float32.

@@ -117,7 +117,7 @@ import numpy as np
 
 from bgai.core.board import as_batch
 from bgai.errors import ConfigError, InvalidPositionError
-from bgai.util.jit import compile_kernel, popcount
+from bgai.model.kernels import EncoderKernel
 
 __all__ = [
     "RACE_SIZE",
@@ -692,6 +692,7 @@ _K_ENTER1 = _ROLL_ENTER1.astype(np.int64)
 _K_DOUBLE = _ROLL_DOUBLE.astype(np.bool_)
 # highest set bit of a 13-bit value (-1 for 0): _top_bit reads masks of up to 25 bits in two lookups
 _TOP13 = np.array([k.bit_length() - 1 for k in range(8192)], dtype=np.int64)
+_POP12 = np.array([bin(k).count("1") for k in range(4096)], dtype=np.int64)  # set bits of 12-bit values
 
 
 def _top_bit(x):  # pragma: no cover - compiled by numba
@@ -713,23 +714,30 @@ def _shot_counts(xm, xo, occ, made, pair_home, blot_o, made_o, home, hit, top): 
     opp_blot = _rev24(blot_o)
     opp_made = _rev24(made_o)
     hitters = occ & ~pair_home
-    targets = opp_blot if popcount(home) > 2 else opp_blot & ~3
-    for w in range(_NW):
-        pips = _K_PIPS[w]
-        h = hitters & (targets << pips)
-        kind = _K_KIND[w]
-        if kind == 1:
-            for j in range(_K_NSTEPS[w]):
-                h &= ~(opp_made << (pips - _K_STEPS[w, j]))
-        elif kind == 2:
-            h &= ~(opp_made << (pips - _K_STEPS[w, 0])) | ~(opp_made << (pips - _K_STEPS[w, 1]))
-        hit[w] = h
-        top[w] = _top_bit(h)
-    hit[_NW] = 0
-    top[_NW] = -1
+    targets = opp_blot if _POP12[home] > 2 else opp_blot & ~3
     pips_lost = 0
     n1 = 0
     n2 = 0
+    if targets == 0:  # nothing to hit
+        return pips_lost, n1, n2
+    any_hit = 0
+    for w in range(_NW):
+        pips = _K_PIPS[w]
+        h = hitters & (targets << pips)
+        if h:
+            kind = _K_KIND[w]
+            if kind == 1:
+                for j in range(_K_NSTEPS[w]):
+                    h &= ~(opp_made << (pips - _K_STEPS[w, j]))
+            elif kind == 2:
+                h &= ~(opp_made << (pips - _K_STEPS[w, 0])) | ~(opp_made << (pips - _K_STEPS[w, 1]))
+        hit[w] = h
+        top[w] = _top_bit(h) if h else -1
+        any_hit |= h
+    hit[_NW] = 0
+    top[_NW] = -1
+    if any_hit == 0:
+        return pips_lost, n1, n2
     bar = xm[24]
     if bar == 0:
         for r in range(_NR):
@@ -979,14 +987,14 @@ def _contact_kernel(b, nn_rule, out):  # pragma: no cover - compiled by numba
             # BACKBONE
             pts = md & 0xFFFFFE
             topc = max(_top_bit(pts), 0)
-            below = popcount(pts & ((1 << topc) - 1))
+            below = _POP12[pts & ((1 << topc) - 1) & 0xFFF] + _POP12[(pts & ((1 << topc) - 1)) >> 12]
             if below > 0:
                 wsum = _BACKBONE[((pts << 11) >> topc) & 0x7FF]
                 out[i, o + 20] = np.float32(1.0) - np.float32(wsum) / np.float32(below * 11)
             else:
                 out[i, o + 20] = 0.0
             # BACKG, BACKG1
-            anchors = popcount((md >> 18) & 0x3F)
+            anchors = _POP12[(md >> 18) & 0x3F]
             bk = 0
             for k in range(18, 25):
                 bk += x[s, k]
@@ -1035,23 +1043,21 @@ def _race_kernel(b, out):  # pragma: no cover - compiled by numba
     return 0
 
 
-_top_bit = compile_kernel(_top_bit)
-_rev24 = compile_kernel(_rev24)
-_shot_counts = compile_kernel(_shot_counts)
-_CONTACT_KERNEL = compile_kernel(_contact_kernel)
-_RACE_KERNEL = compile_kernel(_race_kernel)
+_CONTACT_KERNEL = EncoderKernel(_contact_kernel, helpers=(_top_bit, _rev24, _shot_counts))
+_RACE_KERNEL = EncoderKernel(_race_kernel)
 
 
 # --- encoders -------------------------------------------------------------------------------------------------
 
 
-def race_inputs(boards: np.ndarray, *, compiled: bool = True) -> np.ndarray:
+def race_inputs(boards: np.ndarray, *, compiled: bool | None = None) -> np.ndarray:
     """gnubg's race-net inputs (214 units, opponent first; see the module docstring).
 
     Args:
         boards: ``(N, 2, 25)`` (or ``(2, 25)``) int8, side on roll in row 0 (bgai's layout).
-        compiled: use the compiled kernel when there is one (:mod:`bgai.util.jit`); ``False`` runs the numpy
-            reference.  Both give bit-identical output.
+        compiled: ``True``: the compiled kernel when there is one (:mod:`bgai.util.jit`); ``False``: the numpy
+            reference; ``None``: the kernel after a warm-up (:mod:`bgai.model.kernels`).  The output is
+            bit-identical.
 
     Returns:
         ``(N, 214)`` float32.
@@ -1059,10 +1065,11 @@ def race_inputs(boards: np.ndarray, *, compiled: bool = True) -> np.ndarray:
     Raises:
         InvalidPositionError: wrong shape or counts, or a checker on a 24-point or bar (not a race).
     """
-    if compiled and _RACE_KERNEL is not None:
-        b = np.ascontiguousarray(as_batch(boards))
+    b = np.ascontiguousarray(as_batch(boards))
+    kernel = _RACE_KERNEL.get(b.shape[0], compiled)
+    if kernel is not None:
         out = np.empty((b.shape[0], RACE_SIZE), dtype=np.float32)
-        if _RACE_KERNEL(b, out) == 0:
+        if kernel(b, out) == 0:
             return out
     b = _check(boards)
     if b.size and (b[:, :, 23:] > 0).any():
@@ -1079,7 +1086,7 @@ def race_inputs(boards: np.ndarray, *, compiled: bool = True) -> np.ndarray:
     return out.reshape(n, RACE_SIZE)
 
 
-def contact_inputs(boards: np.ndarray, *, hit_rule: str = "gnubg", compiled: bool = True) -> np.ndarray:
+def contact_inputs(boards: np.ndarray, *, hit_rule: str = "gnubg", compiled: bool | None = None) -> np.ndarray:
     """gnubg's contact-net inputs (250 units; see the module docstring), also used for crashed positions.
 
     Defined for every board (gnubg computes them for contact and crashed positions only).
@@ -1089,8 +1096,9 @@ def contact_inputs(boards: np.ndarray, *, hit_rule: str = "gnubg", compiled: boo
         hit_rule: ``"gnubg"`` (``eval.c``: home-board points holding any checker count for PIPLOSS's
             heuristic) or ``"gnubg-nn"`` (points holding 2 or more, as gnubg-nn's ``inputs.c`` and so the
             ``gnubg_nn`` package compute it).
-        compiled: use the compiled kernel when there is one (:mod:`bgai.util.jit`); ``False`` runs the numpy
-            reference.  Both give bit-identical output.
+        compiled: ``True``: the compiled kernel when there is one (:mod:`bgai.util.jit`); ``False``: the numpy
+            reference; ``None``: the kernel after a warm-up (:mod:`bgai.model.kernels`).  The output is
+            bit-identical.
 
     Returns:
         ``(N, 250)`` float32.
@@ -1101,10 +1109,11 @@ def contact_inputs(boards: np.ndarray, *, hit_rule: str = "gnubg", compiled: boo
     """
     if hit_rule not in HIT_RULES:
         raise ConfigError(f"unknown hit_rule {hit_rule!r}; known: {', '.join(HIT_RULES)}")
-    if compiled and _CONTACT_KERNEL is not None:
-        b = np.ascontiguousarray(as_batch(boards))
+    b = np.ascontiguousarray(as_batch(boards))
+    kernel = _CONTACT_KERNEL.get(b.shape[0], compiled)
+    if kernel is not None:
         out = np.empty((b.shape[0], CONTACT_SIZE), dtype=np.float32)
-        if _CONTACT_KERNEL(b, hit_rule == "gnubg-nn", out) == 0:
+        if kernel(b, hit_rule == "gnubg-nn", out) == 0:
             return out
     b = _check(boards)  # raises the kernel's complaint
     n = b.shape[0]
