@@ -58,8 +58,8 @@ import numpy as np
 
 from bgai.core.board import as_batch
 from bgai.errors import CheckpointError, ConfigError, InvalidPositionError
-from bgai.model.kernels import EncoderKernel
 from bgai.model.gnubg_inputs import CONTACT_SIZE, RACE_SIZE, contact_inputs, race_inputs
+from bgai.model.kernels import EncoderKernel
 
 __all__ = [
     "Encoder",

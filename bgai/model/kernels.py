@@ -17,7 +17,7 @@ from typing import Callable
 
 from bgai.util.jit import compile_kernel
 
-__all__ = ["WARM_UP_POSITIONS", "EncoderKernel"]
+__all__ = ["WARM_UP_POSITIONS", "EncoderKernel", "loaded_kernels"]
 
 #: Positions an encoder encodes with numpy in a process before it loads its compiled kernel by default (about
 #: 0.1-0.4 s of numpy encoding: the order of the kernel's load time from numba's cache).
@@ -42,6 +42,12 @@ class EncoderKernel:
         self._loaded = False
         self._numpy_positions = 0
         self._lock = threading.Lock()
+        _ALL.append(self)
+
+    @property
+    def name(self) -> str:
+        """The kernel function's name."""
+        return self._fn.__name__
 
     def get(self, n: int, compiled: bool | None) -> Callable | None:
         """The compiled kernel to encode a batch of ``n`` positions with, or ``None`` for the numpy path.
@@ -72,3 +78,11 @@ class EncoderKernel:
                     register_jitable(helper)
             self._kernel = kernel
             self._loaded = True
+
+
+_ALL: list[EncoderKernel] = []
+
+
+def loaded_kernels() -> list[str]:
+    """Names of the encoder kernels loaded (compiled, in use) in this process, e.g. ``['_contact_kernel']``."""
+    return [k.name for k in _ALL if k._kernel is not None]
