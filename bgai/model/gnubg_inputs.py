@@ -707,10 +707,14 @@ def _rev24(x):  # pragma: no cover - compiled by numba
     return (_REV8[x & 0xFF] << 16) | (_REV8[(x >> 8) & 0xFF] << 8) | _REV8[(x >> 16) & 0xFF]
 
 
-def _shot_counts(xm, xo, occ, made, pair_home, blot_o, made_o, home, hit, top):  # pragma: no cover - numba
+def _shot_counts(xm, xo, occ, made, pair_home, blot_o, made_o, home, scratch):  # pragma: no cover - numba
     """gnubg's shots ``(pips, rolls1, rolls2)`` of the side ``xm`` (25,) at the side ``xo`` (25,): one row of
     :func:`_shots` / :func:`_shots_one_on_bar`.  ``blot_o``, ``made_o``: the opponent's masks in its own
-    numbering; ``hit``, ``top``: scratch ``(_NW + 1,)`` int64."""
+    numbering; ``scratch``: ``(4, _NW + 1)`` int64."""
+    hit = scratch[0]  # the hitters of each way
+    top = scratch[1]  # the most advanced of them, -1 for none
+    val = scratch[2]  # the pips the way's hit costs (0: no hit)
+    extra = scratch[3]  # 1 when a combination way also has a blot on a point on the way from its hitter
     opp_blot = _rev24(blot_o)
     opp_made = _rev24(made_o)
     hitters = occ & ~pair_home
@@ -724,39 +728,35 @@ def _shot_counts(xm, xo, occ, made, pair_home, blot_o, made_o, home, hit, top): 
     for w in range(_NW):
         pips = _K_PIPS[w]
         h = hitters & (targets << pips)
+        kind = _K_KIND[w]
         if h:
-            kind = _K_KIND[w]
             if kind == 1:
                 for j in range(_K_NSTEPS[w]):
                     h &= ~(opp_made << (pips - _K_STEPS[w, j]))
             elif kind == 2:
                 h &= ~(opp_made << (pips - _K_STEPS[w, 0])) | ~(opp_made << (pips - _K_STEPS[w, 1]))
         hit[w] = h
-        top[w] = _top_bit(h) if h else -1
+        t = _top_bit(h) if h else -1
+        top[w] = t
         any_hit |= h
+        val[w] = t - pips + 1 if t >= 0 else 0
+        below = 0
+        if t >= 0 and kind != 0:
+            for k in range(_K_NSTEPS[w]):
+                below |= 1 << (t - _K_STEPS[w, k])
+        extra[w] = 1 if below & opp_blot else 0
     hit[_NW] = 0
     top[_NW] = -1
+    val[_NW] = 0
+    extra[_NW] = 0
     if any_hit == 0:
         return pips_lost, n1, n2
     bar = xm[24]
     if bar == 0:
         for r in range(_NR):
-            lost = 0
-            two = False
-            for j in range(4):
-                w = _ROLL_WAYS[r, j]
-                t = top[w]
-                if t < 0:
-                    continue
-                v = t - _K_PIPS[w] + 1
-                if v > lost:
-                    lost = v
-                if _K_KIND[w] != 0:  # a blot on a point on the way from the most advanced hitter
-                    below = 0
-                    for k in range(_K_NSTEPS[w]):
-                        below |= 1 << (t - _K_STEPS[w, k])
-                    if below & opp_blot:
-                        two = True
+            w0, w1, w2, w3 = _ROLL_WAYS[r, 0], _ROLL_WAYS[r, 1], _ROLL_WAYS[r, 2], _ROLL_WAYS[r, 3]
+            lost = max(max(val[w0], val[w1]), max(val[w2], val[w3]))
+            two = (extra[w0] | extra[w1] | extra[w2] | extra[w3]) != 0
             if _K_DOUBLE[r]:
                 d = _K_DIRECT[_K_DIE0[r]]
                 if top[d] >= 0 and (hit[d] & (hit[d] - 1)) != 0:
@@ -855,8 +855,7 @@ def _contact_kernel(b, nn_rule, out):  # pragma: no cover - compiled by numba
     s0 = np.zeros(26, dtype=np.int64)
     s1 = np.zeros(26, dtype=np.int64)
     s2 = np.zeros(26, dtype=np.int64)
-    hit = np.zeros(_NW + 1, dtype=np.int64)
-    top = np.zeros(_NW + 1, dtype=np.int64)
+    scratch = np.zeros((4, _NW + 1), dtype=np.int64)
     f3 = np.float32(3.0)
     f36 = np.float32(36.0)
     for i in range(n):
@@ -944,7 +943,7 @@ def _contact_kernel(b, nn_rule, out):  # pragma: no cover - compiled by numba
             out[i, o + 6] = np.float32((24 - fwd) / 6.0) if fwd >= 12 else np.float32(2.0)
             # PIPLOSS, P1, P2
             home = (md if nn_rule else occ[s]) & 0x3F
-            pl, h1, h2 = _shot_counts(x[s], x[p], occ[s], md, pair_home[s], blot[p], made[p], home, hit, top)
+            pl, h1, h2 = _shot_counts(x[s], x[p], occ[s], md, pair_home[s], blot[p], made[p], home, scratch)
             out[i, o + 7] = np.float32(pl) / np.float32(432.0)
             out[i, o + 8] = np.float32(h1) / f36
             out[i, o + 9] = np.float32(h2) / f36
