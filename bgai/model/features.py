@@ -44,9 +44,12 @@ model is always fed the inputs it was trained on (:func:`check_encoding` refuses
     OFF1..BACKRESCAPES), laid out exactly as gnubg's ``eval.c`` lays them out: see
     :mod:`bgai.model.gnubg_inputs`.  ``race`` accepts race positions only (no checker on a 24-point or bar).
 
-The encoders run on every afterstate of every self-play move, so they are numpy-only with fixed lookup tables
-and no Python loop over positions; a batch goes through in chunks of a few thousand positions, both sides at
-once, so that the temporaries stay in cache.
+The encoders run on every afterstate of every self-play move, so they are numpy with fixed lookup tables and no
+Python loop over positions; a batch goes through in chunks of a few thousand positions, both sides at once, so
+that the temporaries stay in cache.  With numba installed (the ``fast`` extra, :mod:`bgai.util.jit`) each also has
+a compiled kernel that writes a position's whole row in one pass with the same integer and float32 operations, so
+its output is bit-identical; the numpy code stays the reference (``compiled=False``), and a process switches to
+the kernel after a warm-up (:mod:`bgai.model.kernels`).
 """
 
 from __future__ import annotations

@@ -107,8 +107,11 @@ with which the landing point ``d1 + d2`` is open and at least one of the points 
 ``anEscapes``); ``E1`` (``anEscapes1``) also requires ``d1 + d2`` to be beyond the first blocked point, and is 0
 when nothing is blocked.
 
-Both encoders are numpy-only and take the batch in chunks, both sides of a chunk at once; the table of shots
-is computed with bit masks (one bit per point) and per-roll lookups.
+Both encoders are numpy and take the batch in chunks, both sides of a chunk at once; the table of shots is
+computed with bit masks (one bit per point) and per-roll lookups.  With numba installed (:mod:`bgai.util.jit`)
+each also has a compiled kernel, one pass per position with the same integer and float32 operations (output
+bit-identical; the numpy code stays the reference, ``compiled=False``; see :mod:`bgai.model.kernels` for when a
+process switches to it).
 """
 
 from __future__ import annotations
