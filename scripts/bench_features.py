@@ -6,7 +6,11 @@ shuffled with a seed and cut to each batch size.  Each encoder is called on the 
 
 For every batch size the script prints microseconds per position (best round and median round) of
 ``tesauro198`` and ``extended``, and the ratio extended/tesauro198: Tesauro's encoding is the reference for
-scale (a gather and a copy per position; gnubg_nn has no encoder API to compare with).  With ``--old FILE``
+scale (a gather and a copy per position; gnubg_nn has no encoder API to compare with).  ``--encoders`` adds
+``contact`` and ``race`` (gnubg's inputs; ``race`` on the race positions among the afterstates only).  With
+compiled kernels available (numba, :mod:`bgai.util.jit`) every encoder is timed twice, interleaved:
+``compiled=False`` (the numpy reference, "numpy") and ``compiled=True`` (the kernel), with the speedup, after
+one untimed call that loads the kernel; the outputs are checked to be bit-identical.  With ``--old FILE``
 (a saved copy of an earlier bgai/model/features.py) that module's encoders are timed too, interleaved round by round
 with the current ones so that both see the same machine load, and their outputs are checked to be identical.
 
@@ -15,12 +19,13 @@ single-threaded numpy), ``--wall`` for wall time.  Other jobs on the machine sti
 compare figures of the same run.
 
 Usage: ``python scripts/bench_features.py [--batches 1000 10000 50000] [--repeat 9] [--seed 1] [--wall]
-[--old /tmp/features_old.py]``
+[--encoders tesauro198 extended contact race] [--old /tmp/features_old.py]``
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import sys
 import time
@@ -29,7 +34,8 @@ import numpy as np
 
 from bgai.core.board import flip, is_game_over, starting_board
 from bgai.core.movegen import afterstates
-from bgai.model.features import extended, tesauro198
+from bgai.model.features import ENCODERS, extended, tesauro198
+from bgai.util import jit
 
 
 def selfplay_afterstates(total: int, seed: int, games: int = 512) -> np.ndarray:
@@ -80,11 +86,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--wall", action="store_true", help="time wall clock instead of process CPU time")
+    ap.add_argument("--encoders", nargs="+", default=["tesauro198", "extended"], choices=sorted(ENCODERS))
     ap.add_argument("--old", default=None, help="a saved copy of an earlier bgai/model/features.py to time beside")
     args = ap.parse_args()
 
     boards = selfplay_afterstates(max(args.batches), args.seed)
-    fns = {"tesauro198": tesauro198, "extended": extended}
+    race = np.ascontiguousarray(boards[(boards[:, :, 23:] == 0).all(axis=(1, 2))])
     if args.old:
         old = load_module(args.old)
         fns = {
@@ -96,20 +103,42 @@ def main() -> None:
         for name in ("tesauro198", "extended"):
             same = np.array_equal(getattr(old, name)(boards), fns[name](boards))
             print(f"{name}: output identical to --old on {boards.shape[0]} positions: {same}")
+    elif jit.AVAILABLE:
+        fns = {}
+        for name in args.encoders:
+            enc = ENCODERS[name].encode
+            fns[f"{name} numpy"] = functools.partial(enc, compiled=False)
+            fns[name] = functools.partial(enc, compiled=True)
+            x = race if name == "race" else boards
+            same = np.array_equal(fns[name](x).view(np.int32), fns[f"{name} numpy"](x).view(np.int32))
+            print(f"{name}: compiled output bit-identical to numpy on {x.shape[0]} positions: {same}")
+    else:
+        fns = {name: ENCODERS[name].encode for name in args.encoders}
     clock = time.perf_counter if args.wall else time.process_time
     print(
-        f"{boards.shape[0]} self-play afterstates; {'wall' if args.wall else 'CPU'} us per position, "
-        f"best / median of {args.repeat} rounds"
+        f"{boards.shape[0]} self-play afterstates ({race.shape[0]} races); {'wall' if args.wall else 'CPU'} us per "
+        f"position, best / median of {args.repeat} rounds"
     )
     for n in args.batches:
-        t = time_rounds(fns, boards[:n], args.repeat, clock)
+        t = {}
+        for group in ("main", "race"):
+            part = {k: f for k, f in fns.items() if k.startswith("race") == (group == "race")}
+            x = (race if group == "race" else boards)[:n]
+            if part and x.shape[0]:
+                t.update(time_rounds(part, x, args.repeat, clock))
         best = {k: min(v) * 1e6 for k, v in t.items()}
         med = {k: float(np.median(v)) * 1e6 for k, v in t.items()}
-        cells = "  ".join(f"{k} {best[k]:.3f} / {med[k]:.3f}" for k in fns)
-        line = f"batch {n:6d}: {cells}  extended/tesauro198 {best['extended'] / best['tesauro198']:.2f}"
+        cells = "  ".join(f"{k} {best[k]:.3f} / {med[k]:.3f}" for k in t)
+        line = f"batch {n:6d}: {cells}"
+        if "extended" in best and "tesauro198" in best:
+            line += f"  extended/tesauro198 {best['extended'] / best['tesauro198']:.2f}"
         if args.old:
             line += "  speedup tesauro198 {:.2f}x extended {:.2f}x".format(
                 best["old tesauro198"] / best["tesauro198"], best["old extended"] / best["extended"]
+            )
+        elif jit.AVAILABLE:
+            line += "  compiled speedup (median) " + " ".join(
+                f"{k} {med[k + ' numpy'] / med[k]:.2f}x" for k in t if k + " numpy" in med
             )
         print(line)
 

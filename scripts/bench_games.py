@@ -2,23 +2,30 @@
 
 Both sides play pubeval vs pubeval on the same dice (game g uses ``bgai.game.play.dice_rng(seed, g)``):
 
-* bgai: :func:`bgai.evaluate.series.evaluate` (batched numpy move generation and pubeval scoring), 1 and 2 workers
-  (one process: the series' work units played as ``evaluate(workers=1)`` plays them, :func:`play_units`);
+* bgai: :func:`bgai.evaluate.series.evaluate` (batched move generation and pubeval scoring; pubeval's compiled
+  kernel when numba is installed), 1 and 2 workers (one process: the series' work units played as
+  ``evaluate(workers=1)`` plays them, :func:`play_units`);
 * reference: the same games played position by position with ``gnubg_nn.pub_best_move`` (GNU Backgammon's C
   move generator and pubeval) in a Python loop, in 1 and 2 processes (a ``multiprocessing`` pool started the way
-  bgai starts its workers, :func:`bgai.util.parallel.start_method`: forked where safe, else spawned).
+  bgai starts its workers, :func:`bgai.util.parallel.start_method`: forked where safe, with this process's objects
+  frozen for the garbage collector meanwhile, else spawned).
 
 Since both sides play the same deterministic bot on the same dice, the games should be identical except where
 two plays tie on pubeval score; the script prints how many results agree.  CPU seconds count this process and
 its worker processes (``RUSAGE_CHILDREN`` after they are joined), start-up included: on a loaded machine the CPU
-ratio is steadier than the wall-clock one.  Usage::
+ratio is steadier than the wall-clock one.  Both sides are measured alike: each side's one-time loading in this
+process (``gnubg_nn``'s import; pubeval's compiled kernel, :func:`bgai.agents.pubeval.use_compiled`, when numba is
+installed) is done before the timed rounds, and forked workers inherit it; the 1-process and the 2-process runs
+alternate the two sides for ``--rounds`` rounds and keep each side's best round; the 2-process wall time of both
+sides runs from before the workers start until they are joined.  Usage::
 
-    python scripts/bench_games.py [--games 2000] [--seed 1]
+    python scripts/bench_games.py [--games 3000] [--seed 1] [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import multiprocessing as mp
 import resource
 import time
@@ -83,7 +90,11 @@ def run_gnubg(games: int, seed: int, workers: int):
     else:
         from bgai.util.parallel import start_method
 
-        pool = mp.get_context(start_method()).Pool(workers)  # start-up counted, as in bgai's evaluate()
+        method = start_method()
+        if method == "fork":  # as bgai forks its workers: this process's objects frozen for the collector meanwhile
+            gc.freeze()
+        pool = mp.get_context(method).Pool(workers)  # start-up counted, as in bgai's evaluate()
+        gc.unfreeze()
         out = pool.map(gnubg_game, jobs, chunksize=50)
         pool.close()
         pool.join()  # workers reaped: their CPU time is in RUSAGE_CHILDREN
@@ -103,9 +114,9 @@ def run_bgai(games: int, seed: int, workers: int):
         groups = unit_groups(-(-games // chunk), chunk, 1)
         parts = [r for g in groups for r in play_units(agents, seed, [int(u) for u in g], games, chunk, False)]
         return time.perf_counter() - t0, cpu_all() - c0, parts
-    c0 = cpu_all()
-    report = evaluate("pubeval", "pubeval", games, seed, workers=workers, duplicate=False)
-    return report.seconds, cpu_all() - c0, None
+    t0, c0 = time.perf_counter(), cpu_all()
+    evaluate("pubeval", "pubeval", games, seed, workers=workers, duplicate=False)
+    return time.perf_counter() - t0, cpu_all() - c0, None
 
 
 def main() -> None:
@@ -116,16 +127,25 @@ def main() -> None:
     args = ap.parse_args()
     n = args.games
 
-    # single process: alternate the two sides so that load from other jobs hits both alike; keep the best round
-    b1, g1 = [], []
+    import gnubg_nn  # noqa: F401 - one-time loading before the timed rounds, on both sides
+
+    from bgai.agents import pubeval
+
+    getattr(pubeval, "use_compiled", lambda: False)()  # pubeval's compiled kernel (trees before it had none)
+
+    # alternate the two sides so that load from other jobs hits both alike; keep each side's best round
+    b1, g1, b2, g2 = [], [], [], []
     for _ in range(args.rounds):
         b1.append(run_bgai(n, args.seed, 1))
         g1.append(run_gnubg(n, args.seed, 1))
+    for _ in range(args.rounds):
+        b2.append(run_bgai(n, args.seed, 2))
+        g2.append(run_gnubg(n, args.seed, 2))
     t_b1, c_b1 = min(r[0] for r in b1), min(r[1] for r in b1)
     t_g1, c_g1 = min(r[0] for r in g1), min(r[1] for r in g1)
+    t_b2, c_b2 = min(r[0] for r in b2), min(r[1] for r in b2)
+    t_g2, c_g2 = min(r[0] for r in g2), min(r[1] for r in g2)
     parts, ref = b1[0][2], g1[0][2]
-    t_b2, c_b2, _ = run_bgai(n, args.seed, 2)
-    t_g2, c_g2, _ = run_gnubg(n, args.seed, 2)
 
     # the batched run alternates A's seat, so compare by seat: seat that won, points, plies
     winner = np.concatenate([p.winner for p in parts])

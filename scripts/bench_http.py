@@ -12,12 +12,12 @@ port, waits until ``/api/info`` answers, and sends requests one after another ov
 Positions: seeded pubeval-vs-pubeval self-play (positions before a roll, distinct, from the third play on);
 every request of a row uses another position, and the positions where the roll has no legal play are skipped.
 Beside each HTTP row, the same work in this process without the web layer: :meth:`bgai.serve.bot.Bot.rank_plays`
-/ :meth:`~bgai.serve.bot.Bot.evaluate` on the same positions (numpy's BLAS and torch limited to one thread, as
-the server does), so ``HTTP - in-process`` is the cost of the web layer (request parsing, JSON, uvicorn, the
-socket).  Rows print the median (p50) and 90th percentile (p90) over the requests, after ``--warmup`` untimed
-requests; the HTTP and in-process passes alternate over ``--rounds`` rounds.  ``server CPU/request``: the
-server process's CPU time (user + system, ``/proc``, 10 ms ticks) over a row's HTTP requests divided by their
-number -- the web layer's cost without the waits of a busy machine.
+(every play's notation read) / :meth:`~bgai.serve.bot.Bot.evaluate` on the same positions (numpy's BLAS and torch
+limited to one thread, as the server does), so ``HTTP - in-process`` is the cost of the web layer (request
+parsing, JSON, uvicorn, the socket).  Rows print the median (p50) and 90th and 95th percentiles (p90, p95) over
+the requests, after ``--warmup`` untimed requests; the HTTP and in-process passes alternate over ``--rounds`` rounds.
+``server CPU/request``: the server process's CPU time (user + system, ``/proc``, 10 ms ticks) over a row's HTTP
+requests divided by their number -- the web layer's cost without the waits of a busy machine.
 
 ``--compare CHECKOUT`` serves the same agent from a second bgai checkout too (``PYTHONPATH=CHECKOUT``, e.g. the
 main branch) and alternates the two servers pass by pass, so both see the same load: before/after in one run.
@@ -142,7 +142,7 @@ def main() -> None:
         if roll is None:
             bot.evaluate(board)
         else:
-            bot.rank_plays(board, roll, rng)
+            [r.notation for r in bot.rank_plays(board, roll, rng)]  # (every play's notation, as the answer has)
         return time.perf_counter() - t
 
     servers = {"this": None} if not args.compare else {"this": None, "compare": args.compare}
@@ -197,16 +197,17 @@ def main() -> None:
     for srv, checkout in servers.items():
         if args.compare:
             print(f"server: {'this checkout' if checkout is None else checkout}")
-        print(f"{'row':<10} {'HTTP p50':>9} {'p90':>7}   {'in-process p50':>14} {'p90':>7}   {'web layer p50':>13}   "
-              f"{'server CPU/request':>18}")
+        print(f"{'row':<10} {'HTTP p50':>9} {'p90':>7} {'p95':>7}   {'in-process p50':>14} {'p90':>7}   "
+              f"{'web layer p50':>13}   {'server CPU/request':>18}")
         for name in rows:
             h = 1e3 * np.array(http_t[srv, name])
             p = 1e3 * np.array(proc_t[name])
-            h50, h90 = np.percentile(h, [50, 90])
+            h50, h90, h95 = np.percentile(h, [50, 90, 95])
             p50, p90 = np.percentile(p, [50, 90])
             extra = f"   (mean {np.mean(counts[name]):.1f} plays)" if counts[name] else ""
             cpu = 1e3 * server_cpu[srv, name] / len(h)
-            print(f"{name:<10} {h50:9.3f} {h90:7.3f}   {p50:14.3f} {p90:7.3f}   {h50 - p50:13.3f}   {cpu:18.3f}{extra}")
+            print(f"{name:<10} {h50:9.3f} {h90:7.3f} {h95:7.3f}   {p50:14.3f} {p90:7.3f}   {h50 - p50:13.3f}   "
+                  f"{cpu:18.3f}{extra}")
 
 if __name__ == "__main__":
     main()

@@ -11,6 +11,8 @@ Both are timed with the same clock, process CPU time by default (steadier than w
 the work is single-threaded), ``--wall`` for wall time.  Each figure is given twice: from the best round of
 each block of pairs (the usual benchmark figure), and from the median round (what a loaded machine gives).
 
+bgai's compiled generator (numba) is loaded first when available; ``BGAI_NUMBA=0`` times the numpy path.
+
 ``--old FILE`` (a saved copy of an earlier bgai/core/movegen.py) times that version too, in the same rounds
 (the two taking turns going first), after checking that its output is identical.
 
@@ -31,7 +33,7 @@ import tracemalloc
 import gnubg_nn
 import numpy as np
 
-from bgai.core.movegen import afterstates
+from bgai.core.movegen import afterstates, use_compiled
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "reference_positions.npz")
 
@@ -102,12 +104,14 @@ def main() -> None:
         impls["old"] = old.afterstates
     global CLOCK
     CLOCK = time.perf_counter if args.wall else time.process_time
+    compiled = use_compiled()  # the compiled generator unless BGAI_NUMBA=0 or no numba (its load is not timed)
     total = max(args.positions, max(args.batches))
     B, D = load_pairs(args.seed, total)
     small = min(len(B), 2000)  # batch sizes below 256 are timed on the first 2000 pairs only
     print(f"load average: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}; pairs: {len(B)} "
           f"({small} for batch < 256); validate={'off' if args.no_validate else 'on'}; "
-          f"clock: {'wall' if args.wall else 'process CPU'}; rounds: {args.repeat}")
+          f"clock: {'wall' if args.wall else 'process CPU'}; rounds: {args.repeat}; "
+          f"bgai generator: {'compiled (numba)' if compiled else 'numpy'}")
     for name, fn in impls.items():
         fn(B[:64], D[:64])  # warm-up (builds the delta table)
         if name != "bgai":

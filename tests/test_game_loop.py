@@ -1,5 +1,6 @@
 """The one game loop (bgai.game.play.play): cubeless, cubeful money and match play through the same turn phases,
-its figures pinned to those of the two loops it replaced, records with cube actions, and the one opening roll."""
+its figures pinned to those of the two loops it replaced, records with cube actions, the one opening roll, and its
+stepping core GameBatch, pinned to self-play's former loop."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ from bgai.core.movegen import afterstates
 from bgai.game.match import MatchRules
 from bgai.game.play import (
     CUBELESS_RULES,
+    GameBatch,
     PlayResults,
+    SharedDice,
+    UnitDice,
     dice_rng,
     opening_roll,
     play,
@@ -136,11 +140,92 @@ def test_roll_dice_is_the_one_opening_roll():
     assert (d[first, 0] != d[first, 1]).all() and (d[~first, 0] == d[~first, 1]).any()
     assert d.min() == 1 and d.max() == 6
     # opening_roll is its one-game case, and draws as the former per-game loop did (two dice per attempt)
-    for seed in range(50):
-        g1, g2 = dice_rng(seed, 0), dice_rng(seed, 0)
+    redrawn = 0
+    for seed in range(300):
+        g1, g2, g3 = dice_rng(seed, 0), dice_rng(seed, 0), dice_rng(seed, 0)
         while True:
             ref = g2.integers(1, 7, size=2)
             if ref[0] != ref[1]:
                 break
-        assert opening_roll(g1) == (int(ref[0]), int(ref[1]))
-        np.testing.assert_array_equal(g1.integers(1, 7, size=8), g2.integers(1, 7, size=8))
+            redrawn += 1
+        assert opening_roll(g1) == (int(ref[0]), int(ref[1])) == tuple(roll_dice(g3, np.ones(1, dtype=bool))[0])
+        after = g1.integers(1, 7, size=8)  # the generators are left in the same state
+        np.testing.assert_array_equal(after, g2.integers(1, 7, size=8))
+        np.testing.assert_array_equal(after, g3.integers(1, 7, size=8))
+    assert redrawn > 30  # ties re-rolled (once or more) in about a sixth of the games
+
+
+# --- the stepping core that play() and self-play both drive ---------------------------------------------------
+
+def _refill_loop_before(rng, n, steps, choose):
+    """Self-play's loop as bgai.train.selfplay.GameShard.play_step wrote it before GameBatch (the reference):
+    every game rolls every ply (opening rolls where a game starts), plays, and a finished game restarts at once."""
+    from bgai.core.board import flip, starting_board
+    from bgai.game.play import finish_games
+
+    boards = np.broadcast_to(starting_board(), (n, 2, 25)).copy()
+    first = np.ones(n, dtype=bool)
+    out = []
+    for _ in range(steps):
+        dice = roll_dice(rng, first)
+        chosen = choose(boards, dice)
+        won, points = finish_games(chosen)
+        first[:] = False
+        boards = flip(chosen)
+        boards[won] = starting_board()
+        first[won] = True
+        out.append((boards.copy(), np.flatnonzero(won), points[won], dice))
+    return out
+
+
+def test_game_batch_with_refill_is_the_former_selfplay_loop(pubeval):
+    """GameBatch + SharedDice + restarting finished slots: the same games, draws and results as self-play's own
+    loop before it moved onto the core (opening rolls are now played higher die first: the same plays)."""
+    n, steps = 24, 300
+    rng = np.random.default_rng(3)
+    ref = _refill_loop_before(np.random.default_rng(3), n, steps,
+                              lambda b, d: pubeval.choose(b, d, np.random.default_rng(0)))
+    batch = GameBatch(n, SharedDice(rng), max_plies=None)
+    batch.start(np.arange(n))
+    finished = 0
+    for boards, won, points, dice in ref:
+        ply = batch.step(lambda s, p, b, d: pubeval.choose(b, d, np.random.default_rng(0)))
+        np.testing.assert_array_equal(ply.slots, np.arange(n))
+        np.testing.assert_array_equal(np.sort(ply.dice, axis=1), np.sort(dice, axis=1))
+        np.testing.assert_array_equal(np.flatnonzero(ply.done), won)
+        np.testing.assert_array_equal(ply.points[ply.done], points)
+        batch.start(np.flatnonzero(ply.done))
+        np.testing.assert_array_equal(batch.boards, boards)
+        finished += won.size
+    assert finished > 80 and batch.active.all()
+
+
+def test_game_batch_unit_dice_is_play_and_checks_its_chooser(pubeval):
+    """Driven by hand with UnitDice (no cube, slots not refilled), the core plays play_games' games; a chooser of
+    the wrong shape and the ply limit are errors."""
+    n = 10
+    batch = GameBatch(n, UnitDice([dice_rng(4, g) for g in range(n)]), a_seat=np.arange(n) % 2)
+    batch.start(np.arange(n))
+    openings = batch.opening.copy()
+    assert (openings[:, 0] != openings[:, 1]).all()
+    assert (batch.on_roll == ((openings[:, 1] > openings[:, 0]) ^ (np.arange(n) % 2))).all()
+    winner, points, plies = np.zeros(n, np.int8), np.zeros(n, np.int8), np.zeros(n, np.int32)
+    while batch.active.any():
+        ply = batch.step(lambda s, p, b, d: pubeval.choose(b, d, np.random.default_rng(0)))
+        winner[ply.slots[ply.done]] = ply.players[ply.done]
+        points[ply.slots[ply.done]] = ply.points[ply.done]
+        plies[ply.slots[ply.done]] = batch.plies[ply.slots[ply.done]]
+    res = play_games((pubeval, pubeval), [dice_rng(4, g) for g in range(n)], np.random.default_rng(0),
+                     a_seat=np.arange(n) % 2)
+    np.testing.assert_array_equal(winner, res.winner)
+    np.testing.assert_array_equal(points, res.points)
+    np.testing.assert_array_equal(plies, res.plies)
+    bad = GameBatch(2, UnitDice([dice_rng(1, g) for g in range(2)]))
+    bad.start([0, 1])
+    with pytest.raises(RuntimeError, match="shape"):
+        bad.step(lambda s, p, b, d: b[:1])
+    short = GameBatch(2, SharedDice(np.random.default_rng(0)), max_plies=3)
+    short.start([0, 1])
+    with pytest.raises(RuntimeError, match="within 3 plies"):
+        for _ in range(3):
+            short.step(lambda s, p, b, d: pubeval.choose(b, d, np.random.default_rng(0)))

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bgai.core.board import starting_board, validate
-from bgai.core.movegen import SMALL_BATCH, afterstates
+from bgai.core.movegen import SMALL_BATCH, afterstates, use_compiled
 from bgai.errors import InvalidDiceError, InvalidPositionError
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "data", "reference_positions.npz")
@@ -44,6 +44,13 @@ def positions(draw):
 
 dice_st = st.tuples(st.integers(1, 6), st.integers(1, 6))
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def numpy_path():
+    """This module compares the plain-Python planner with the numpy planner: the compiled generator (checked
+    against the numpy planner in tests/test_jit_movegen.py) stays off."""
+    use_compiled(False)
 
 
 @pytest.fixture(scope="module")

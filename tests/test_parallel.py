@@ -4,6 +4,7 @@ evaluations (defect 27: sized from the count and the agents, so that workers hav
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 
@@ -14,7 +15,7 @@ from bgai.agents.registry import make_agent
 from bgai.errors import AgentSpecError, BgaiError
 from bgai.evaluate.cubeful import evaluate_cubeful
 from bgai.evaluate.series import TARGET_UNITS, evaluate, series_unit_size
-from bgai.util.parallel import BACKENDS, UnitRun, WorkerDied, register_backend, run_units, unit_size
+from bgai.util.parallel import BACKENDS, UnitRun, WorkerDied, register_backend, run_units, start_method, unit_size
 
 
 def _setup(base):
@@ -57,6 +58,21 @@ def _exit_on_1(context, unit):
     if unit == 1:
         os._exit(3)  # the worker dies (killed, out of memory, ...)
     return unit
+
+
+def _frozen(context, unit):
+    return gc.get_freeze_count()
+
+
+def test_forked_workers_never_collect_the_objects_they_inherit():
+    if start_method() != "fork":
+        pytest.skip("workers are spawned here (torch loaded or no fork)")
+    assert gc.get_freeze_count() == 0
+    inherited = len(gc.get_objects())
+    run = run_units(_frozen, [0, 1], workers=2)
+    # the parent's objects are in the workers' permanent generation (gc.freeze at the fork): never scanned there
+    assert run.workers == 2 and min(run.ordered()) >= inherited // 2
+    assert gc.get_freeze_count() == 0  # this process has them back
 
 
 def test_errors_reach_the_caller():

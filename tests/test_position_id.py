@@ -252,3 +252,23 @@ def test_property_any_id_decodes_to_legal_board_or_raises_position_id_error(text
     except PositionIDError:
         return
     assert encode_position_id(board) == text
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(
+    st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", min_size=14, max_size=14),
+    legal_boards().map(encode_position_id),
+    st.text(min_size=12, max_size=16),
+))
+def test_single_decoder_equals_the_batch_decoder(text):
+    """decode_position_id reads one ID with Python ints; the batch decoder (numpy) is the reference: the same
+    board, or the same error."""
+    try:
+        ref = decode_position_ids([text])[0]
+    except PositionIDError as exc:
+        with pytest.raises(PositionIDError) as got:
+            decode_position_id(text)
+        assert str(got.value) == str(exc)
+        return
+    board = decode_position_id(text)
+    assert board.dtype == np.int8 and board.shape == (2, 25) and np.array_equal(board, ref)

@@ -11,10 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bgai.agents import pubeval
+from bgai.agents.base import best_per_input
 from bgai.agents.gnubg import apply_gnubg_move
 from bgai.agents.pubeval import WIN_SCORE, PubevalAgent, is_race, pubeval_scores, weights
 from bgai.core.board import starting_board
 from bgai.core.movegen import afterstates
+from bgai.util import jit
 
 gnubg_nn = pytest.importorskip("gnubg_nn")
 
@@ -137,3 +140,57 @@ def test_bearing_off_the_last_checkers_is_chosen():
     assert np.all(scores[finished] == WIN_SCORE) and np.all(scores[~finished] < WIN_SCORE)
     np.testing.assert_array_equal(agent.choose(board[None], np.array([[2, 1]]), np.random.default_rng(0))[0],
                                   after[np.flatnonzero(finished)[0]])
+
+
+@pytest.mark.skipif(not jit.AVAILABLE, reason="numba (the 'fast' extra) not installed or turned off")
+def test_compiled_kernel_matches_the_numpy_path_bit_for_bit(real_play):
+    # every afterstate of the real-play positions: the kernel's scores are the numpy reference's, bit for bit
+    boards, dice, _ = real_play
+    after, src = afterstates(boards, dice)
+    agent = PubevalAgent()
+    try:
+        assert pubeval.use_compiled(False) is False  # the numpy path, as with BGAI_NUMBA=0
+        reference = agent.evaluate_plays(boards, after, src)
+        np.testing.assert_array_equal(reference, pubeval_scores(after, is_race(boards)[src]))
+        chosen = agent.choose(boards, dice, np.random.default_rng(0))
+        np.testing.assert_array_equal(chosen, after[best_per_input(reference, src, len(boards))])
+        assert pubeval.use_compiled() is True
+        compiled = agent.evaluate_plays(boards, after, src)
+        assert compiled.dtype == np.float64 and np.array_equal(compiled, reference)
+        assert (compiled == WIN_SCORE).sum() > 10  # bear-offs that finish the game are in the sample
+        np.testing.assert_array_equal(agent.choose(boards, dice, np.random.default_rng(0)), chosen)
+    finally:
+        pubeval.use_compiled()
+
+
+@pytest.mark.skipif(not jit.AVAILABLE, reason="numba (the 'fast' extra) not installed or turned off")
+def test_kernel_loaded_after_enough_work_on_the_numpy_path(real_play, monkeypatch):
+    boards, dice, _ = real_play
+    monkeypatch.setattr(pubeval, "_compiled", None)  # a fresh process: numpy path, the ski-rental rule on
+    monkeypatch.setattr(pubeval, "_auto", True)
+    monkeypatch.setattr(pubeval, "_numpy_s", 0.0)
+    monkeypatch.setattr(pubeval, "LOAD_AFTER_S", 1e-4)
+    agent = PubevalAgent()
+    first = agent.choose(boards[:500], dice[:500], np.random.default_rng(0))
+    assert pubeval._compiled is None and pubeval._numpy_s > 1e-4  # 500 positions on the numpy path
+    second = agent.choose(boards[:500], dice[:500], np.random.default_rng(0))
+    assert pubeval._compiled is not None  # then loaded
+    np.testing.assert_array_equal(first, second)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_bad_src_raises_on_both_paths(compiled):
+    if compiled and not jit.AVAILABLE:
+        pytest.skip("numba (the 'fast' extra) not installed or turned off")
+    board = starting_board()[None]
+    after, src = afterstates(board, np.array([[3, 1]]))
+    agent = PubevalAgent()
+    try:
+        pubeval.use_compiled(compiled)
+        with pytest.raises(IndexError):
+            agent.evaluate_plays(board, after, src + 1)
+        with pytest.raises((ValueError, IndexError)):
+            agent.evaluate_plays(board, after, src[:-1])
+        assert agent.evaluate_plays(board, after, src).shape == (len(after),)
+    finally:
+        pubeval.use_compiled()

@@ -12,7 +12,7 @@ import signal
 import numpy as np
 import pytest
 
-from bgai.errors import CheckpointError
+from bgai.errors import BgaiError, CheckpointError
 from bgai.evaluate.series import build_agents, evaluate, run_play_unit
 from bgai.train.labels import LabelSettings, make_labels
 from bgai.util import ray_backend
@@ -209,7 +209,24 @@ def test_eval_saved_games_same_files_on_ray(cluster, tmp_path):
 
 
 
-def test_progress_bar_and_stderr_same_as_locally(tmp_path):
+def test_auto_never_joins_another_process_cluster(cluster, monkeypatch):
+    """``--ray auto`` joined any Ray cluster running on the machine (Ray's own 'auto' finds them by their
+    processes), e.g. a test's private cluster that stops when the test ends: its actors died under the next run
+    ("worker died").  Now 'auto' joins RAY_ADDRESS or the cluster ``ray start`` recorded, else starts its own."""
+    from ray._private.services import find_gcs_addresses
+
+    gcs = ray.get_runtime_context().gcs_address
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert gcs in find_gcs_addresses()  # what Ray's 'auto' would have joined
+    assert ray_backend.auto_address() is None
+    monkeypatch.setenv("RAY_ADDRESS", gcs)
+    assert ray_backend.auto_address() == gcs  # a real head node passes the gRPC check of check_address
+    monkeypatch.setenv("RAY_ADDRESS", "nonsense:1")
+    with pytest.raises(BgaiError, match="cannot join the Ray cluster at 'nonsense:1'"):
+        ray_backend.auto_address()
+
+
+def test_progress_bar_and_stderr_same_as_locally(cluster, tmp_path):
     """``bgai eval`` prints the same progress bar and lines on stderr with ``--ray auto`` as locally, plus one line
     naming the cluster: nothing of Ray's (its token note, its warning about actors with constructor arguments in
     the object store, which once broke the bar)."""
@@ -217,7 +234,8 @@ def test_progress_bar_and_stderr_same_as_locally(tmp_path):
     import sys
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "RAY_ADDRESS": ray.get_runtime_context().gcs_address}  # 'auto' joins the test's cluster
     cmd = [sys.executable, "-m", "bgai", "eval", "pubeval", "racer", "--games", "80", "--seed", "3", "--workers", "2"]
 
     def stderr_lines(extra: list[str]) -> list[str]:
@@ -227,6 +245,6 @@ def test_progress_bar_and_stderr_same_as_locally(tmp_path):
 
     local = stderr_lines([])
     on_ray = stderr_lines(["--ray", "auto"])
-    assert on_ray[0].startswith("bgai eval: Ray cluster auto: ")
+    assert on_ray[0] == f"bgai eval: Ray cluster auto ({env['RAY_ADDRESS']}): 2 CPU(s); 2 worker(s)"
     assert on_ray[1:] == local, on_ray
     assert local[-1] == "pubeval vs racer: 100%" and local[0].startswith("bgai: note: --workers 2")

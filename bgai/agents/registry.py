@@ -5,7 +5,10 @@ A spec is a built-in name, optionally with options, or a model file with options
     random | pubeval | racer | blocker | gnubg | bgsage[:ply=N] | default[:ply=N] | path/to/model.pt[:ply=N]
     | path/to/model.onnx | path/to/model.npz
 
-Options follow the last ``:`` as comma-separated ``key=value`` pairs (``net.pt:ply=1``).  Built-in bots take no
+Options follow the name as ``key=value`` pairs separated by ``,`` or ``:`` (``net.pt:ply=1``,
+``net.pt:ply=1,bearoff=db`` = ``net.pt:ply=1:bearoff=db``); an option given twice is refused.  Option names, the
+values of enumerations (``bearoff=DB``) and built-in names (``PubEval``) are case-insensitive; a file path is
+taken as typed.  Built-in bots take no
 options, except those in :data:`BUILTIN_OPTIONS` (``bgsage:ply=1``: Open Sage with a 1-ply look-ahead, bgai's ply
 numbering).  Model files take ``ply=N`` (checkpoints: 0, 1 or 2; exports: 0) and ``bearoff=db`` or ``bearoff=net``:
 ``db`` values bear-off positions (both sides' checkers all home) by the exact one-sided bear-off database
@@ -41,6 +44,7 @@ from bgai.agents.pubeval import PubevalAgent
 from bgai.agents.random import RandomAgent
 from bgai.errors import AgentSpecError, BgaiError, CheckpointError
 from bgai.model.files import check_checkpoint_file, checkpoint_load_error
+from bgai.util.journal import spec_file_sha256
 
 
 def _random() -> Agent:
@@ -96,6 +100,7 @@ DESCRIPTIONS = {
 }
 
 def _bearoff_option(value: str) -> str:
+    value = value.lower()
     if value not in ("db", "net"):
         raise ValueError(value)
     return value
@@ -235,15 +240,21 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | str]]:
     if not isinstance(spec, str) or not spec.strip():
         raise AgentSpecError(f"empty agent spec; valid agents: {valid_specs()}")
     spec = spec.strip()
-    name, opts_text = spec, ""
-    head, sep, tail = spec.rpartition(":")
-    if sep and head and ("=" in tail or not tail or head.lower().endswith(CHECKPOINT_SUFFIXES)):
-        name, opts_text = head, tail
+    name, groups = spec, []
+    while True:  # peel ':options' groups off the end: 'm.pt:ply=1:bearoff=db', 'm.pt:ply=1,bearoff=db'
+        head, sep, tail = name.rpartition(":")
+        model_options = not groups and head.lower().endswith(CHECKPOINT_SUFFIXES)  # 'm.pt:x': a bad option x
+        if not (sep and head and ("=" in tail or not tail or model_options)):
+            break
+        name, groups = head, [tail, *groups]
     options: dict[str, int | str] = {}
-    for item in filter(None, (s.strip() for s in opts_text.split(","))):
+    for item in filter(None, (s.strip() for s in ",".join(groups).split(","))):
         key, eq, value = item.partition("=")
+        key, value = key.strip().lower(), value.strip()
         if not eq:
             raise AgentSpecError(f"bad option {item!r} in agent spec {spec!r}: expected key=value")
+        if key in options:
+            raise AgentSpecError(f"option {key!r} given twice in agent spec {spec!r}")
         if key not in CHECKPOINT_OPTIONS:
             raise AgentSpecError(
                 f"unknown option {key!r} in agent spec {spec!r}; valid options: {', '.join(CHECKPOINT_OPTIONS)}"
@@ -257,6 +268,26 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | str]]:
             raise AgentSpecError(f"ply must be >= 0 in agent spec {spec!r}, got {parsed}")
         options[key] = parsed
     return name, options
+
+
+def agent_identity(spec: str) -> dict:
+    """What an agent's play depends on, whatever the spelling of its spec: for a model file, its sha256 (the
+    file's bytes, so ``model.pt`` and ``/abs/path/model.pt`` are the same agent, a retrained file at the same path
+    is not) and the options; for a built-in bot, its name (lower case) and options.  ``default`` is resolved
+    first.  Used to key journals (:mod:`bgai.util.journal`).
+
+    Returns:
+        ``{'model_sha256': HEX, 'options': {...}}`` or ``{'agent': NAME, 'options': {...}}`` (options by name,
+        sorted, values parsed: ``{'bearoff': 'db', 'ply': 1}``).
+
+    Raises:
+        AgentSpecError, CheckpointError: a bad spec (:func:`parse_spec`, :func:`resolve_spec`); BgaiError: the
+            model file cannot be read.
+    """
+    name, options = parse_spec(resolve_spec(spec))
+    opts = dict(sorted(options.items()))
+    sha = None if name.lower() in BUILTINS else spec_file_sha256(name)
+    return {"agent": name.lower(), "options": opts} if sha is None else {"model_sha256": sha, "options": opts}
 
 
 def make_agent(spec: str) -> Agent:

@@ -99,7 +99,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bgai.agents.base import Agent, ProbabilityAgent
-from bgai.agents.registry import make_agent, parse_spec, resolve_spec
+from bgai.agents.registry import agent_identity, make_agent, parse_spec, resolve_spec
 from bgai.analysis.plays import rank_plays_batch
 from bgai.core.board import BAR, NUM_CHECKERS, flip, pip_counts, starting_board
 from bgai.core.movegen import legal_plays
@@ -118,7 +118,7 @@ from bgai.game.cube import (
     met_for,
 )
 from bgai.util.fileio import atomic_write_bytes, atomic_write_json
-from bgai.util.journal import Journal, spec_file_sha256
+from bgai.util.journal import Journal
 from bgai.util.parallel import run_units
 
 __all__ = [
@@ -737,8 +737,7 @@ def _units_sha256(units: list) -> str:
 
 
 def _evaluate(plan: _Plan, agents: dict[str, Agent], *, specs: dict[str, str | None], workers: int, chunk: int,
-              progress: Callable[[int], None] | None, backend: str = "local", journal: str | None = None,
-              sources: Sequence[str] = ()):
+              progress: Callable[[int], None] | None, backend: str = "local", journal: str | None = None):
     """Run every ranking unit (those recorded in ``journal`` taken from it, the others recorded there as they
     finish) and the cube jobs.
 
@@ -769,9 +768,10 @@ def _evaluate(plan: _Plan, agents: dict[str, Agent], *, specs: dict[str, str | N
     book = None
     todo = list(range(len(units)))
     if journal is not None:
-        resolved = {w: resolve_spec(specs[w]) if specs.get(w) else None for w in lists}
-        settings = {"agents": resolved, "model_sha256": {w: spec_file_sha256(v) for w, v in resolved.items()},
-                    "sources": list(sources), "chunk": chunk, "units": len(units), "jobs_sha256": _units_sha256(units)}
+        # the agents by model sha256 and options, not by the specs as typed; the records by their jobs' sha256,
+        # not by their files' names (a unit's result depends on neither name)
+        identities = {w: agent_identity(specs[w]) if specs.get(w) else None for w in lists}
+        settings = {"agents": identities, "chunk": chunk, "units": len(units), "jobs_sha256": _units_sha256(units)}
         book = Journal(journal, "analyse", settings)
         for k in sorted(book.done):
             if 0 <= k < len(units):
@@ -991,7 +991,7 @@ def analyse_records(records: Sequence[MatchRecord], agent: Agent | str, *, sourc
         backend: :func:`bgai.util.parallel.run_units` backend of the ranking units (``'local'``; ``'ray'`` once
             :func:`bgai.util.ray_backend.connect` ran: ``workers`` Ray actors).
         journal: a journal file (:class:`bgai.util.journal.Journal`): each finished ranking unit is appended to
-            it; the units it holds already (an analysis of the same records, sources, agents, model files and
+            it; the units it holds already (an analysis of the same records, agents (model files by sha256) and
             ``chunk`` that was stopped, even killed) are taken from it, not run.  The results are those of an
             uninterrupted analysis, bit for bit.
 
@@ -1025,7 +1025,7 @@ def analyse_records(records: Sequence[MatchRecord], agent: Agent | str, *, sourc
         on_total(len(plan.main.boards) + (len(plan.luck.boards) if luck_obj is not None else 0))
     agents = {"main": agent_obj, "luck": luck_obj or agent_obj}
     best, kept, cube = _evaluate(plan, agents, specs={"main": spec, "luck": luck_spec or spec}, workers=workers,
-                                 chunk=chunk, progress=progress, backend=backend, journal=journal, sources=sources)
+                                 chunk=chunk, progress=progress, backend=backend, journal=journal)
     label = _agent_label(agent_obj)
     return [_assemble(rec, items, best, kept, cube, src, label)
             for rec, items, src in zip(records, plan.items, sources)]

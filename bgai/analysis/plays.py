@@ -10,6 +10,9 @@ What a play is ranked by (:attr:`RankedPlay.score_kind`):
   units (not points per game); a cube state is not used.
 
 An agent without any evaluation (``random``) cannot rank plays (:class:`~bgai.errors.AgentCapabilityError`).
+
+The plays (steps, notation) come from the move generator's afterstates themselves (:func:`afterstate_plays`, the
+same plays as :func:`bgai.core.movegen.legal_plays`), read when first asked for: one move generation per ranking.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from bgai.core.board import as_batch, flip, validate
 from bgai.core.cube_state import CubeState
 from bgai.core.dice import Dice
 from bgai.core.equity import cubeless_equity, swap_perspective
-from bgai.core.movegen import Play, afterstates, legal_plays
-from bgai.errors import AgentCapabilityError, BgaiError, InvalidDiceError
+from bgai.core.movegen import Play, afterstates
+from bgai.errors import AgentCapabilityError, BgaiError, IllegalMoveError, InvalidDiceError
 from bgai.game.cube import analyse_cube, cube_efficiency, match_equity_after, met_for
 
 __all__ = [
@@ -35,6 +38,7 @@ __all__ = [
     "score_plays",
     "cubeful_afterstate_equities",
     "agent_at_ply",
+    "afterstate_plays",
 ]
 
 #: The values :attr:`RankedPlay.score_kind` takes.
@@ -199,14 +203,16 @@ def rank_plays_batch(
     if cube_states is not None and len(cube_states) != n:
         raise BgaiError(f"cube_states: {len(cube_states)} cube states for {n} positions")
     dice_arr = np.array([d.as_tuple() for d in rolls], dtype=np.int64).reshape(n, 2)
-    after, src = afterstates(boards, dice_arr)
+    after, src = afterstates(boards, dice_arr, validate=False)  # (validated above)
     scores, probs = score_plays(agent, boards, after, src)
     scores = np.array(scores, dtype=np.float64)
-    kind = np.full(len(scores), "score" if probs is None else "equity", dtype=object)
-    cubeless = None if probs is None else np.array(scores)
-    cubeful = np.full(len(scores), np.nan)
-    mwcs = np.full(len(scores), np.nan)
+    m = len(scores)
+    kind = ["score" if probs is None else "equity"] * m
+    cubeless = None if probs is None else scores.tolist()
+    cubeful = mwcs = None
     if cube_states is not None and probs is not None:
+        cubeful = np.full(m, np.nan)
+        mwcs = np.full(m, np.nan)
         groups: dict[CubeState, list[int]] = {}
         for i, st in enumerate(cube_states):
             if st is not None:
@@ -220,32 +226,32 @@ def rank_plays_batch(
             else:
                 mwcs[rows] = mwc
                 scores[rows] = mwc
-                kind[rows] = "mwc"
-    order = np.lexsort((np.arange(len(scores)), -scores, src))
-    plays = _plays_by_afterstate(boards, rolls)
+                for r in rows.tolist():
+                    kind[r] = "mwc"
+        cubeful = [None if x != x else x for x in cubeful.tolist()]
+        mwcs = [None if x != x else x for x in mwcs.tolist()]
+    order = np.lexsort((np.arange(m), -scores, src)).tolist()
+    # each afterstate's play (steps, notation) from the afterstates themselves: no second move generation
+    bounds = np.searchsorted(src, np.arange(n + 1)).tolist()
+    plays: list[Play] = []
+    for j in range(n):
+        plays.extend(afterstate_plays(boards[j], after[bounds[j] : bounds[j + 1]], rolls[j].as_tuple(), lazy=True))
+    score_l = scores.tolist()
+    prob_rows = None if probs is None else np.array(probs, dtype=np.float64)  # one copy; each play its own row
+    src_l = src.tolist()
     out: list[list[RankedPlay]] = [[] for _ in range(n)]
     for i in order:
-        j = int(src[i])
-        out[j].append(
+        out[src_l[i]].append(
             RankedPlay(
-                play=plays[j][after[i].tobytes()],
-                score=float(scores[i]),
-                score_kind=str(kind[i]),
-                probabilities=None if probs is None else np.array(probs[i], dtype=np.float64),
-                cubeless_equity=None if cubeless is None else float(cubeless[i]),
-                cubeful_equity=None if np.isnan(cubeful[i]) else float(cubeful[i]),
-                mwc=None if np.isnan(mwcs[i]) else float(mwcs[i]),
+                play=plays[i],
+                score=score_l[i],
+                score_kind=kind[i],
+                probabilities=None if prob_rows is None else prob_rows[i],
+                cubeless_equity=None if cubeless is None else cubeless[i],
+                cubeful_equity=None if cubeful is None else cubeful[i],
+                mwc=None if mwcs is None else mwcs[i],
             )
         )
-    return out
-
-
-def _plays_by_afterstate(boards: np.ndarray, rolls: list[Dice]) -> list[dict[bytes, Play]]:
-    """Per position: afterstate bytes -> its :class:`Play` (steps and notation), from
-    :func:`bgai.core.movegen.legal_plays` (the same set of afterstates as the batched generator)."""
-    out = []
-    for board, roll in zip(boards, rolls):
-        out.append({np.asarray(p.afterstate, dtype=np.int8).tobytes(): p for p in legal_plays(board, roll)})
     return out
 
 
@@ -277,3 +283,280 @@ def rank_plays(
     if b.shape[0] != 1:
         raise BgaiError(f"rank_plays takes one position, got {b.shape[0]}; use rank_plays_batch")
     return rank_plays_batch(agent, b, [dice], None if cube_state is None else [cube_state], ply=ply)[0]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the plays of the generator's afterstates (steps and notation without a second move generation)
+# ----------------------------------------------------------------------------------------------------------
+
+
+def afterstate_plays(board: np.ndarray, after: np.ndarray, dice, *, lazy: bool = False) -> list[Play]:
+    """The :class:`~bgai.core.movegen.Play` of each afterstate of one position, as
+    :func:`bgai.core.movegen.legal_plays` gives it (the same steps, in the same order, with the same hits),
+    derived from the afterstates themselves instead of a second move generation.
+
+    A play's steps follow from the difference between the board and the afterstate: the number of the mover's
+    checkers that cross each point, and the opponent's blots that are gone.  ``legal_plays`` keeps, of the
+    orders that reach an afterstate, the first its search finds (higher die first, sources from the back; a
+    double with sources non-increasing) and lists its steps from the back; so a hit goes to the step that lands
+    on the blot first, and a checker that uses both dice of a non-double goes through the point the higher die
+    reaches unless that point is closed to it or holds a blot the play does not hit.  The usual plays (no
+    checker on the bar for a non-double, nothing borne off) are read off directly; the others by a search for
+    that one afterstate in ``legal_plays``'s order, pruned to the steps that can still reach it (a checker
+    crossing a point can never cross back).  ``tests/test_afterstate_plays.py`` checks every play of thousands of
+    positions and all 21 rolls against ``legal_plays``.
+
+    Args:
+        board: ``(2, 25)`` int8 position, side on roll in row 0 (valid).
+        after: ``(M, 2, 25)`` int8 afterstates of ``board`` with ``dice``, e.g. the rows of
+            :func:`bgai.core.movegen.afterstates` for it (mover's view).
+        dice: ``(d1, d2)``, each 1..6.
+        lazy: read each play's steps only when they are first asked for (``play.steps`` or ``play.notation``):
+            a caller that wants the best play's notation only pays for that one (:func:`rank_plays` does this).
+
+    Returns:
+        ``M`` plays, in the order of ``after``; their ``afterstate`` is a read-only copy of the row.  An
+        afterstate equal to ``board`` (nothing can be played) gets no steps.
+
+    Raises:
+        IllegalMoveError: a row that no legal play of the roll reaches (with ``lazy``, when its steps are asked
+            for).
+    """
+    b = np.array(board, dtype=np.int8).reshape(2, 25)
+    after = np.array(after, dtype=np.int8).reshape(-1, 2, 25)  # a copy: the plays keep read-only views of it
+    after.setflags(write=False)
+    d1, d2 = (int(x) for x in dice)
+    reader = _StepReader(b, after, max(d1, d2), min(d1, d2))
+    if lazy:
+        return [_LazyPlay(reader, i, after[i]) for i in range(len(after))]
+    return [Play(steps=reader.steps(i), afterstate=after[i]) for i in range(len(after))]
+
+
+class _StepReader:
+    """The steps of the afterstates of one position and roll (:func:`afterstate_plays`), one afterstate at a
+    time: the first few read each compare their afterstate with the board in Python; from the third on, the
+    differences of all the afterstates are taken at once (one numpy pass, about 0.04 ms)."""
+
+    def __init__(self, board: np.ndarray, after: np.ndarray, hi: int, lo: int) -> None:
+        self.after, self.hi, self.lo = after, hi, lo
+        self.me0, self.opp0 = board.tolist()
+        self.net = None
+        self.reads = 0
+
+    def _prepare(self) -> None:
+        b0, after = np.array(self.me0, dtype=np.int16), self.after
+        self.opp_t = after[:, 1].tolist()
+        # per afterstate: the mover's points that lost (> 0) or gained (< 0) checkers, highest point first
+        diff = b0 - after[:, 0]
+        rows, cols = np.nonzero(diff[:, ::-1])
+        vals = diff[rows, 24 - cols].tolist()
+        points = (25 - cols).tolist()
+        bounds = np.searchsorted(rows, np.arange(len(after) + 1)).tolist()
+        self.off = diff.sum(axis=1).tolist()  # checkers borne off by each play
+        self.net = [list(zip(points[bounds[i] : bounds[i + 1]], vals[bounds[i] : bounds[i + 1]]))
+                    for i in range(len(after))]
+
+    def steps(self, i: int) -> tuple:
+        """The steps of afterstate ``i`` (IllegalMoveError when no legal play reaches it)."""
+        if self.net is None and self.reads < 2:
+            self.reads += 1
+            me0 = self.me0
+            me_t, opp_t = self.after[i].tolist()
+            net = [(p, me0[p - 1] - me_t[p - 1]) for p in range(25, 0, -1) if me0[p - 1] != me_t[p - 1]]
+            off = sum(me0) - sum(me_t)
+        else:
+            if self.net is None:
+                self._prepare()
+            net, opp_t, off = self.net[i], self.opp_t[i], self.off[i]
+        opp0 = self.opp0
+        if not net and opp_t == opp0:
+            return ()
+        steps = None if off else _direct_steps(net, self.me0[24], opp0, opp_t, self.hi, self.lo)
+        if steps is None:
+            steps = _searched_steps(self.me0, opp0, self.after[i, 0].tolist(), opp_t, self.hi, self.lo)
+        return steps
+
+
+class _LazyPlay(Play):
+    """A :class:`~bgai.core.movegen.Play` whose steps (and so its notation) are read off its afterstate when
+    first asked for (:func:`afterstate_plays` with ``lazy``)."""
+
+    def __init__(self, reader: _StepReader, index: int, afterstate: np.ndarray) -> None:
+        object.__setattr__(self, "afterstate", afterstate)
+        object.__setattr__(self, "_reader", reader)
+        object.__setattr__(self, "_index", index)
+
+    @property
+    def steps(self) -> tuple:  # type: ignore[override]
+        """See :class:`~bgai.core.movegen.Play`."""
+        d = self.__dict__
+        if "_steps" not in d:
+            object.__setattr__(self, "_steps", self._reader.steps(self._index))
+        return d["_steps"]
+
+
+def _direct_steps(net: list[tuple[int, int]], bar0: int, opp0: list[int], opp_t: list[int], hi: int, lo: int):
+    """The steps of a play that bears nothing off, from ``net``: ``(point, checkers it lost)`` of the mover's
+    changed points (bar = 25), highest first, and ``bar0`` the mover's checkers on the bar before the play; None
+    when not one of the cases read off directly (then :func:`_searched_steps`)."""
+    if hi == lo:
+        # a double: n(p) checkers step from p, n(p) = (checkers p lost) + n(p + d) (the steps landing on p)
+        pending = dict(net)
+        steps = []
+        while pending:
+            p = max(pending)
+            k = pending.pop(p)
+            if k < 0 or (k and p <= hi) or len(steps) + k > 4:
+                return None
+            if k:
+                steps.extend([(p, p - hi)] * k)
+                pending[p - hi] = pending.get(p - hi, 0) + k
+    else:
+        bar = bar0  # the mover's checkers on the bar before the play
+        src = []  # the points that lost checkers (one entry a checker), highest first
+        dst = []  # ... that gained
+        for p, k in net:
+            if k == 1:
+                src.append(p)
+            elif k == -1:
+                dst.append(p)
+            elif k > 0:
+                src += [p] * k
+            else:
+                dst += [p] * -k
+        if len(src) == 2 and len(dst) == 2:  # two checkers (a >= b), one die each
+            a, b = src
+            if bar and (a != 25 or (b == 25) != (bar > 1)):  # every checker on the bar enters first
+                return None
+            if sorted((a - hi, b - lo)) == sorted(dst):
+                steps = [(a, a - hi), (b, b - lo)]  # higher die first
+            elif sorted((a - lo, b - hi)) == sorted(dst):
+                # higher die first, unless the one checker on the bar enters with the lower die (it moves first)
+                steps = [(a, a - lo), (b, b - hi)] if a == 25 and bar == 1 else [(b, b - hi), (a, a - lo)]
+            else:
+                return None
+        elif len(src) == 1 and len(dst) == 1 and src[0] - dst[0] in (hi, lo):  # one die only
+            if bar and src[0] != 25:
+                return None
+            steps = [(src[0], dst[0])]
+        elif len(src) == 1 and len(dst) == 1 and src[0] - dst[0] == hi + lo:  # one checker, both dice
+            s, z = src[0], dst[0]
+            if bar > (s == 25):  # a checker left on the bar
+                return None
+            m1, m2 = s - hi, s - lo
+            c1, c2 = opp0[24 - m1], opp0[24 - m2]
+            if c1 == 1 and opp_t[24 - m1] == 0:
+                m = m1  # hits on the higher die's point
+            elif c2 == 1 and opp_t[24 - m2] == 0:
+                m = m2  # hits on the lower die's point
+            else:
+                m = m1 if c1 == 0 else m2  # the higher die first unless its point is closed or keeps its blot
+            steps = [(s, m), (m, z)]
+        else:
+            return None
+    # hits in playing order (the first step landing on a blot hits it); the opponent's row must come out right
+    opp = opp0.copy()
+    out = []
+    for p, t in steps:
+        hit = opp[24 - t] == 1
+        if hit:
+            opp[24 - t] = 0
+            opp[24] += 1
+        out.append((p, t, hit))
+    if opp != opp_t:
+        return None
+    if len(out) == 2 and out[1][0] > out[0][0]:  # listed from the back (equal sources: playing order)
+        out.reverse()
+    return tuple(out)
+
+
+def _searched_steps(me0: list[int], opp0: list[int], me_t: list[int], opp_t: list[int], hi: int, lo: int):
+    """The steps :func:`bgai.core.movegen.legal_plays` gives the afterstate ``(me_t, opp_t)``: its search
+    (orders, sources from the back, a double's sources non-increasing, the first of the longest plays found),
+    pruned to steps that can still reach the afterstate.
+
+    Pruning: ``X[p]`` = the mover's checkers on points >= ``p`` (bar = 25) now minus in the afterstate; a step
+    from ``p`` to ``t`` lowers ``X`` on ``t+1 .. p`` by one and checkers never move back, so it must keep ``X >=
+    0`` there; a blot the afterstate keeps is never hit.  The search stops at the first play using every die.
+    """
+    double = hi == lo
+    orders = ((hi, hi, hi, hi),) if double else ((hi, lo), (lo, hi))
+    n_dice = len(orders[0])
+    X = [0] * 26
+    c0 = ct = 0
+    for p in range(25, 0, -1):
+        c0 += me0[p - 1]
+        ct += me_t[p - 1]
+        X[p] = c0 - ct
+    found: list = [None, -1]  # steps, number of steps
+
+    def can_step(me, opp, d, max_src):
+        """Whether any step with die ``d`` from a source <= ``max_src`` is legal (legal_plays' rules)."""
+        if me[24] > 0:
+            return max_src >= 25 and opp[d - 1] < 2  # entering on 25 - d
+        all_home = sum(me[6:24]) == 0
+        for p in range(min(24, max_src), 0, -1):
+            if me[p - 1]:
+                to = p - d
+                if to >= 1:
+                    if opp[24 - to] < 2:
+                        return True
+                elif all_home and (to == 0 or sum(me[p:24]) == 0):
+                    return True
+        return False
+
+    def rec(me, opp, X, pips, order, k, steps, max_src):
+        if me == me_t and opp == opp_t:
+            if (k == n_dice or not can_step(me, opp, order[k], max_src)) and k > found[1]:
+                found[0], found[1] = steps, k
+            return
+        if k == n_dice or pips > sum(order[k:]):
+            return
+        d = order[k]
+        if me[24] > 0:
+            srcs = [25] if max_src >= 25 else []
+            all_home = False
+        else:
+            srcs = [p for p in range(min(24, max_src), 0, -1) if me[p - 1] and X[p] > 0]
+            all_home = bool(srcs) and srcs[-1] <= d and sum(me[6:24]) == 0
+        for p in srcs:
+            to = p - d
+            hit = False
+            if to >= 1:
+                c = opp[24 - to]
+                if c >= 2 or (c == 1 and opp_t[24 - to]):
+                    continue
+                hit = c == 1
+            elif all_home and (to == 0 or sum(me[p:24]) == 0):
+                to = 0
+            else:
+                continue
+            if min(X[to + 1 : p + 1]) < 1:
+                continue
+            me2 = me.copy()
+            me2[p - 1] -= 1
+            if to:
+                me2[to - 1] += 1
+            opp2 = opp
+            if hit:
+                opp2 = opp.copy()
+                opp2[24 - to] = 0
+                opp2[24] += 1
+            X2 = X.copy()
+            for q in range(to + 1, p + 1):
+                X2[q] -= 1
+            rec(me2, opp2, X2, pips - (p - to), order, k + 1, steps + ((p, to, hit),), p if double else 25)
+            if found[1] == n_dice:
+                return
+
+    for order in orders:
+        rec(me0, opp0, X, sum(X), order, 0, (), 25)
+        if found[1] == n_dice:
+            break
+    if found[0] is None:
+        raise IllegalMoveError("not a position any legal play of the roll reaches")
+    return tuple(sorted(found[0], key=_source_desc))
+
+
+def _source_desc(step: tuple) -> int:
+    return -step[0]

@@ -65,7 +65,10 @@ the units, and so the results, do not depend on the worker count or the backend.
 Statistics: the mean over trials, and standard errors ``std(ddof=1) / sqrt(trials)`` treating trials as
 independent (as GNU Backgammon reports them; with stratified dice this overstates the error: against GNU
 Backgammon's rollouts the mean z^2 is about 0.4, see ``scripts/check_rollout_gnubg.py``).  Luck-adjusted means
-are not clipped: a probability near 0 or 1 can stray outside [0, 1] by about its error, as in GNU Backgammon.
+are not clipped: a probability near 0 or 1 can stray outside [0, 1] by about its error, as in GNU Backgammon; the
+equity is computed from them (unbiased).  Reports show them clipped into [0, 1]
+(:meth:`RolloutResult.clipped_probabilities`; JSON: ``probabilities``, with the unclipped means beside them as
+``probabilities_unbiased``).
 """
 
 from __future__ import annotations
@@ -87,7 +90,7 @@ except ModuleNotFoundError:  # pragma: no cover - numpy-only installs
 
 from bgai.agents.base import Agent, ProbabilityAgent, best_k_per_input, best_per_input
 from bgai.agents.gnubg import GnubgAgent, import_gnubg_nn
-from bgai.agents.registry import make_agent
+from bgai.agents.registry import agent_identity, make_agent
 from bgai.analysis.plays import score_plays
 from bgai.core.board import flip, validate
 from bgai.core.equity import OUTPUTS, cubeless_equity, finished_probabilities, swap_perspective
@@ -96,7 +99,7 @@ from bgai.core.position_id import encode_position_ids
 from bgai.errors import AgentSpecError, BgaiError, InvalidDiceError, InvalidPositionError
 from bgai.game.play import MAX_PLIES, finish_games
 from bgai.model.routing import all_home
-from bgai.util.journal import Journal, spec_file_sha256
+from bgai.util.journal import Journal
 from bgai.util.parallel import run_units
 
 __all__ = [
@@ -129,6 +132,8 @@ __all__ = [
 #: better between workers and report progress more often.
 UNIT_ROWS = 648
 UNIT_ROWS_VR = 216
+#: The most trials one rollout may ask for (its work units are listed before it starts).
+MAX_TRIALS = 100_000_000
 #: Positions whose 21 rolls go through the move generator and the evaluator together (bounds memory).
 VR_CHUNK = 48
 #: Positions chosen for at a time at 0-ply (bounds memory).
@@ -447,14 +452,17 @@ class RolloutResult:
         return cls(probabilities=probs, std_errors=se, equity=eq, equity_se=eq_se, trials=len(outcomes), **kwargs)
 
     def clipped_probabilities(self) -> np.ndarray:
-        """``probabilities`` clipped into [0, 1]: luck-adjusted trials can leave a rare outcome's mean a little
-        below 0 (a backgammon rate of -0.004); :attr:`equity` stays the unclipped, unbiased mean."""
-        return np.clip(self.probabilities, 0.0, 1.0)
+        """``probabilities`` clipped into [0, 1] (never ``-0.0``): luck-adjusted trials can leave a rare outcome's
+        mean a little below 0 (a backgammon rate of -0.004); :attr:`equity` stays the unclipped, unbiased mean."""
+        return np.clip(self.probabilities, 0.0, 1.0) + 0.0  # + 0.0 turns -0.0 into 0.0
 
     def to_dict(self) -> dict:
-        """A JSON-ready dict (non-finite numbers as None; probabilities clipped into [0, 1])."""
+        """A JSON-ready dict (non-finite numbers as None): ``probabilities`` clipped into [0, 1]
+        (:meth:`clipped_probabilities`), ``probabilities_unbiased`` the luck-adjusted means as they are (what
+        ``equity`` is computed from; they may stray outside [0, 1] by about their standard error)."""
         return {
             "probabilities": {k: _num(v) for k, v in zip(OUTPUTS, self.clipped_probabilities())},
+            "probabilities_unbiased": {k: _num(v) for k, v in zip(OUTPUTS, self.probabilities)},
             "std_errors": {k: _num(v) for k, v in zip(OUTPUTS, self.std_errors)},
             "equity": _num(self.equity),
             "equity_se": _num(self.equity_se),
@@ -735,11 +743,12 @@ def _decode_outcomes(data: dict) -> np.ndarray:
 
 
 def _journal_settings(policy: RolloutPolicy, roots: np.ndarray, settings: RolloutSettings, units: list) -> dict:
-    """What a rollout's result depends on, for its journal: the settings, the agent's spec and model file, the
-    roots (Position IDs) and the units."""
+    """What a rollout's result depends on, for its journal: the settings with the agent as its model file's
+    sha256 and options (:func:`bgai.agents.registry.agent_identity`, not the spec as typed), the roots (Position
+    IDs) and the units."""
     spec = getattr(policy.agent, "spec", None)
-    return {**settings.to_dict(), "model_sha256": spec_file_sha256(spec if isinstance(spec, str) else None),
-            "roots": list(encode_position_ids(roots)), "units": units}
+    agent = agent_identity(spec) if isinstance(spec, str) else settings.agent
+    return {**settings.to_dict(), "agent": agent, "roots": list(encode_position_ids(roots)), "units": units}
 
 
 def _execute(policy: RolloutPolicy, roots: np.ndarray, settings: RolloutSettings, workers: int,
@@ -816,6 +825,8 @@ def _check_settings(agent: Agent, trials, truncate, ply, seed, variance_reductio
 
     if not is_int(trials) or trials < 1:
         raise BgaiError(f"trials must be a positive integer, got {trials!r}")
+    if trials > MAX_TRIALS:
+        raise BgaiError(f"trials must be at most {MAX_TRIALS:,} in one rollout, got {trials:,}")
     if truncate is not None and (not is_int(truncate) or truncate < 1):
         raise BgaiError(f"truncate must be a positive number of plies (or None for no truncation), got {truncate!r}")
     if not is_int(seed) or seed < 0:
@@ -872,7 +883,8 @@ def rollout_position(
         agent: the agent playing both sides (:class:`RolloutPolicy`); an object built by
             :func:`bgai.agents.registry.make_agent` is rebuilt from its spec in worker processes.
         board: ``(2, 25)`` position, side on roll in row 0 (bgai layout).
-        trials: number of trials (games), >= 1; a multiple of 36 keeps the first roll fully stratified.
+        trials: number of trials (games), 1 .. :data:`MAX_TRIALS`; a multiple of 36 keeps the first roll fully
+            stratified.
         truncate: plies played before a trial is scored at 0-ply; None = every trial played to the end.
         ply: depth of the plays inside the rollout, 0 or 1.
         seed: dice seed (>= 0); the same seed gives the same result.

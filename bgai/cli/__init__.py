@@ -1,4 +1,4 @@
-"""bgai's command line: ``bgai moves | hint | eval | analyse | train | export | serve | play | bearoff``.
+"""bgai's command line: ``bgai moves | hint | eval | analyse | train | generations | export | serve | play | bearoff``.
 
 This package only parses arguments and calls the library; nothing in the library imports it.  Each subcommand
 lives in its own module ``bgai/cli/<name>.py`` exposing ``register(subparsers)``, which adds its parser and sets
@@ -26,7 +26,8 @@ EXTRAS = {
 }
 
 #: Subcommand modules, in the order ``bgai --help`` lists them.
-COMMANDS = ("moves", "hint", "eval", "analyse", "rollout", "train", "label", "export", "serve", "play", "bearoff")
+COMMANDS = ("moves", "hint", "eval", "analyse", "rollout", "train", "label", "generations", "export", "serve", "play",
+            "bearoff")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -125,7 +125,7 @@ def _saver(args):
 
     formats = parse_formats(args.save_format)
     if args.save_games is None:
-        if args.save_format != "mat":
+        if formats != ("mat",):
             raise BgaiError("--save-format needs --save-games DIR")
         return None
     return GameSaver(args.save_games, formats)

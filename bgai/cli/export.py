@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                "bgai export model-db.pt --out model.onnx.",
     )
     p.add_argument("checkpoint", metavar="CHECKPOINT", help="a bgai checkpoint (.pt)")
-    p.add_argument("--format", choices=("onnx", "npz"), default=None, help="onnx (also writes .npz and .golden.json "
+    p.add_argument("--format", type=str.lower, choices=("onnx", "npz"), default=None, help="onnx (also writes .npz and .golden.json "
                    "beside it) or npz (numpy weights only); default: from the ending of --out, which must match")
     p.add_argument("--out", required=True, metavar="PATH", help="output file, model.onnx or model.npz (its directory "
                    "must exist; all files of the export are replaced together, or none)")

@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default="default",
                    help="agent spec of the checkpoint that plays and labels, options allowed, e.g. "
                    "checkpoints/bgai-td128.pt:bearoff=db (default: the shipped model)")
-    p.add_argument("--kind", choices=("ply1", "ply2", "rollout"), default="ply1", help="label kind (default ply1)")
+    p.add_argument("--kind", type=str.lower, choices=("ply1", "ply2", "rollout"), default="ply1", help="label kind (default ply1)")
     p.add_argument("--shards", type=int, default=10, help="shards in the whole job (default 10)")
     p.add_argument("--games", type=int, default=200, help="self-play games per shard (default 200)")
     p.add_argument("--keep", type=float, default=0.25, help="share of positions kept (default 0.25)")

@@ -18,6 +18,8 @@ score for ``--cube``, and its roll when it carries one; the same parsing as ``bg
 A tqdm bar on stderr (when stderr is a terminal) shows the trials done with the running equity and its standard
 error.  Ctrl-C stops the rollout: the trials finished so far are reported (marked partial, also in the JSON) and
 the exit status is 130.  ``--json FILE`` writes the result atomically (the file is checked before the rollout).
+Probabilities are shown (and written as ``probabilities``) clipped into [0, 1]; the equity is the unbiased
+luck-adjusted mean, computed from the unclipped probabilities (in the JSON as ``probabilities_unbiased``).
 ``--ply`` defaults to the agent spec's ``ply`` option (``model.pt:ply=1``), else 0.  ``--ray`` runs the work units
 (trial ranges) on a Ray cluster (:mod:`bgai.util.ray_backend`) with the same result as locally.  With an agent that values
 bear-offs by the exact database (``model.pt:bearoff=db``) a trial ends when it reaches a bear-off, with the
@@ -116,7 +118,8 @@ def _settings_line(r) -> str:
 def _fmt(v: float, signed: bool = False) -> str:
     if not np.isfinite(v):
         return "n/a"
-    return f"{v:+.4f}" if signed else f"{v:.4f}"
+    text = f"{v:+.4f}" if signed else f"{v:.4f}"
+    return text.replace("-0.0000", "+0.0000" if signed else "0.0000")  # a tiny negative value rounds to zero
 
 
 def run(args) -> int:
@@ -178,7 +181,7 @@ def _report_position(args, pid, match_id, board, state, res) -> dict:
         print(f"  INTERRUPTED: partial result of {res.trials} of {res.settings.trials} trials")
     names = ("win", "win g", "win bg", "lose g", "lose bg")
     print("  " + " " * 9 + "".join(f"{n:>9s}" for n in names) + f"{'equity':>10s}")
-    print("  " + f"{'result':9s}" + "".join(f"{_fmt(v):>9s}" for v in res.probabilities)
+    print("  " + f"{'result':9s}" + "".join(f"{_fmt(v):>9s}" for v in res.clipped_probabilities())
           + f"{_fmt(res.equity, True):>10s}")
     print("  " + f"{'std err':9s}" + "".join(f"{_fmt(v):>9s}" for v in res.std_errors) + f"{_fmt(res.equity_se):>10s}")
     rate = (res.trials - res.resumed) / res.seconds if res.seconds > 0 else float("inf")
@@ -238,7 +241,7 @@ def _report_plays(args, pid, match_id, board, state, res) -> dict:
                 line += f"  MWC {100 * d['mwc']:.2f}%"
         elif i > 1:
             line += f"  ({_fmt(p.difference, True)} +- {_fmt(p.difference_se)})"
-        pr = dict(zip(OUTPUTS, r.probabilities))
+        pr = dict(zip(OUTPUTS, r.clipped_probabilities()))
         if np.isfinite(pr["win"]):
             line += f"  win {100 * pr['win']:.1f}% wg {100 * pr['win_gammon']:.1f}% lg {100 * pr['lose_gammon']:.1f}%"
         print(line)

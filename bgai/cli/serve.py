@@ -52,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ext.add_argument("--port", type=int, default=4242, help="TCP port (default: 4242; 0 = any free port)")
     ext.add_argument(
         "--scores",
+        type=str.lower,
         choices=("gnubg", "fibs"),
         default="gnubg",
         help="how board lines give the match score: 'gnubg' (default; as GNU Backgammon's frontend writes them) or "

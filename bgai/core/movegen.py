@@ -49,11 +49,20 @@ Small batches (up to :data:`SMALL_BATCH` positions: one position for a user, a s
 planner, whose few hundred numpy calls cost about 0.3 ms whatever the batch size: :func:`_plan_one` follows the
 same steps on Python ints for one position and gives the same table rows in the same order, so the output is
 bit for bit the same (tests/test_movegen_small_batch.py checks it against the numpy planner, the reference).
+
+Compiled generator (numba, optional: the ``fast`` extra): :func:`bgai.core.movegen_jit.generate` does the whole
+job in one kernel, one input after the other -- the masks, the same plan as :func:`_plan_one` (its plays kept as
+single steps), and the output rows written straight from the input row with those steps applied -- so a call costs
+a few us plus about 1 us a position, at batch 1 as at batch 16384.  It gives the same rows in the same order as
+the numpy path, which stays the reference (tests/test_jit_movegen.py).  It is used once loaded: by
+:func:`use_compiled`, or by :func:`afterstates` itself after :data:`LOAD_AFTER_S` seconds of work on the numpy
+path (loading numba costs about half a second, which a short command should not pay).
 """
 
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -61,11 +70,13 @@ import numpy as np
 
 from bgai.core.board import BAR, as_batch, validate
 from bgai.core.dice import Dice
+from bgai.core.movegen_jit import DEBRUIJN, generate
 from bgai.core.notation import format_play, parse_moves
 from bgai.core.position import Position
 from bgai.errors import AmbiguousMoveError, IllegalMoveError, InvalidDiceError, InvalidPositionError
+from bgai.util.jit import compile_kernel
 
-__all__ = ["Step", "Play", "afterstates", "legal_plays", "apply_steps", "parse_play"]
+__all__ = ["Step", "Play", "afterstates", "use_compiled", "legal_plays", "apply_steps", "parse_play"]
 
 #: One single-die step: ``(from, to, hit)``; ``from`` 25 = bar, ``to`` 0 = borne off; mover's point numbers.
 Step = tuple[int, int, bool]
@@ -264,8 +275,12 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
         dice: ``(N, 2)`` integers 1..6 (either order).
         validate: check the boards (negative counts, more than 15 checkers, a point held by both sides; about
             2 ms at N = 16384); pass ``False`` for trusted batches, e.g. positions produced by this function.
-            Shapes and dice are always checked.  Batches of up to :data:`SMALL_BATCH` positions take a
-            plain-Python path (about 50 us a position instead of 0.3 ms a call) with the same output.
+            Shapes and dice are always checked.
+
+    The work is done by a compiled generator (numba, the ``fast`` extra) once it is loaded (see
+    :func:`use_compiled`: about 1 us a position in batches, under 10 us a call for one position), else by the numpy
+    planner (about 0.3 ms a call plus 2-3 us a position), and batches of up to :data:`SMALL_BATCH` positions by a
+    plain-Python planner (about 50-80 us a position); all three give the same rows in the same order.
 
     Returns:
         ``(after, src)``: ``after`` ``(M, 2, 25)`` int8, the resulting positions from the mover's view (rows NOT
@@ -278,15 +293,28 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
             :func:`bgai.core.board.validate`) names the first bad board and what is wrong with it.
         InvalidDiceError: wrong dice shape or values outside 1..6.
     """
-    b = as_batch(boards)
+    global _uncompiled_s
+    b = np.ascontiguousarray(as_batch(boards))
     n = b.shape[0]
-    d = _validate_dice(dice, n)
+    kernel = _kernel
+    if kernel is None and _auto and _uncompiled_s > LOAD_AFTER_S and use_compiled():
+        kernel = _kernel
+    if kernel is not None:
+        return _afterstates_compiled(kernel, b, dice, n, validate)
+    t = time.perf_counter()
+    res = _afterstates_numpy(b, _validate_dice(dice, n), validate)
+    _uncompiled_s += time.perf_counter() - t
+    return res
+
+
+def _afterstates_numpy(b: np.ndarray, d: np.ndarray, validate: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`afterstates` by the numpy planner (plain Python for small batches): the reference implementation,
+    used while the compiled generator is not loaded (or unavailable).  ``b`` contiguous ``(N, 2, 25)`` int8,
+    ``d`` checked dice."""
+    n = b.shape[0]
     # validation: counts 0..15 here; more than 15 checkers on a side, or a point held by both, in _plan's masks
     if validate and n and (b.min() < 0 or b.max() > 15):
         _invalid(b)
-    # Very large batches run in chunks (bounded temporaries): first every chunk's plays as
-    # (input, board row, table rows), then the output written once into one array.
-    b = np.ascontiguousarray(b)
     if n <= SMALL_BATCH:
         return _afterstates_small(b, d, validate)
     # Each chunk is planned and then written at once, while its plan is still in the caches, into an output
@@ -885,6 +913,69 @@ def _afterstates_small(b: np.ndarray, d: np.ndarray, check: bool) -> tuple[np.nd
     out += np.take(table, ka, axis=0)
     out += np.take(table, kb, axis=0)
     return out.reshape(-1, 2, 25), src
+
+
+# ----------------------------------------------------------------------------------------------------------
+# compiled generator (numba): the same plays in the same order, one input at a time
+# ----------------------------------------------------------------------------------------------------------
+
+_BEAR64 = _BEAR.astype(np.int64)
+
+
+#: Seconds of :func:`afterstates` work on the numpy/Python path after which :func:`afterstates` loads the compiled
+#: generator itself.  Loading costs about 0.6 s of CPU (importing numba, about 0.3 s, and reading the kernel's
+#: cached machine code; the very first run compiles it, about 5 s, and caches it): a short command that generates
+#: few plays never pays it, and no process spends more than about twice the cheaper choice (the ski-rental rule).
+#: Long-running callers (servers, training, benchmarks) call :func:`use_compiled` at start.
+LOAD_AFTER_S = 0.5
+_kernel = None  # the compiled generator while in use
+_auto = True  # load it after LOAD_AFTER_S seconds on the numpy path (until use_compiled decides)
+_uncompiled_s = 0.0  # seconds spent so far on the numpy/Python path
+
+
+@functools.lru_cache(maxsize=None)
+def _load_kernel():
+    """The compiled generator, loaded (numba imported, machine code read from numba's cache or compiled), or
+    ``None`` without compiled kernels (:func:`bgai.util.jit.compile_kernel`)."""
+    kernel = compile_kernel(generate)
+    if kernel is not None:
+        one = np.zeros((1, 2, 25), dtype=np.int8)
+        one[0, 0, 0] = one[0, 1, 0] = 1
+        kernel(one, np.ones((1, 2), dtype=np.int64), True, _BEAR64, DEBRUIJN)  # compiles or loads it
+    return kernel
+
+
+def use_compiled(on: bool = True) -> bool:
+    """Turn the compiled move generator on (loading it now) or off, for the following :func:`afterstates` calls.
+
+    ``on``: imports numba and loads the kernel's cached machine code (about 0.6 s of CPU the first time in a
+    process; the first run ever compiles and caches it, about 5 s); long-running callers (servers, training,
+    benchmarks) call it at start.  ``off``: the numpy path (the reference; same output), e.g. to compare.  Without
+    a call, :func:`afterstates` loads it after :data:`LOAD_AFTER_S` seconds of work.
+
+    Returns:
+        Whether the compiled generator is now in use: ``False`` when turned off, or without compiled kernels
+        (numba not installed, or ``BGAI_NUMBA=0``; see :func:`bgai.util.jit.compile_kernel`).
+    """
+    global _kernel, _auto
+    _auto = False
+    _kernel = _load_kernel() if on else None
+    return _kernel is not None
+
+
+def _afterstates_compiled(kernel, b: np.ndarray, dice, n: int, check: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`afterstates` through the compiled :func:`bgai.core.movegen_jit.generate` (same rows, same order as
+    the numpy path); errors are raised as the numpy path raises them (the dice first)."""
+    d = np.asarray(dice)
+    if d.shape == (2,) and n == 1:
+        d = d[None]
+    if d.shape != (n, 2) or d.dtype.kind not in "iu":
+        d = _validate_dice(d, n)  # raises, or converts integral floats
+    after, src, status = kernel(b, np.ascontiguousarray(d, dtype=np.int64), check, _BEAR64, DEBRUIJN)
+    if status:
+        _validate_dice(dice, n)  # raises for bad dice (checked before the boards, as on the numpy path)
+        _invalid(b)
+    return after, src
 
 
 def parse_play(text: str, board, dice):

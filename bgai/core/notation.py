@@ -26,6 +26,7 @@ so a play of fewer than four steps ends in a space (``'24/22 13/8 '``).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Sequence
 
@@ -48,10 +49,26 @@ def format_play(steps: Sequence[tuple]) -> str:
     Returns:
         e.g. ``'24/18 13/10'``, ``'bar/22*'``, ``'6/off'``, ``'8/2(2)'``, ``'24/18*/13'``; ``''`` for no play.
     """
+    if type(steps) is tuple:  # a Play's steps: the same few plays recur from position to position
+        try:
+            return _format_recurring(steps)
+        except TypeError:  # an unhashable step (a list)
+            pass
+    return _format(steps)
+
+
+def _format(steps: Sequence[tuple]) -> str:
     moves = sorted(((int(s[0]), int(s[1])) for s in steps), reverse=True)
     hits = {int(s[1]) for s in steps if len(s) > 2 and s[2]}
     starred: set[int] = set()
     return " ".join(_path_text(path, count, hits, starred) for path, count in _grouped(_chained(moves, hits)))
+
+
+@functools.lru_cache(maxsize=8192)
+def _format_recurring(steps: tuple) -> str:
+    """:func:`_format` of hashable steps, remembered (equal steps -- equal numbers, equal truth of ``hit`` --
+    have the same notation)."""
+    return _format(steps)
 
 
 def _chained(moves: list[tuple[int, int]], hits: set[int]) -> list[list[int]]:

@@ -19,11 +19,13 @@ The batch functions are vectorised with numpy (no per-position Python loop excep
 
 from __future__ import annotations
 
+import base64
 from typing import Iterable
 
 import numpy as np
 
-from bgai.core.board import as_batch, validate, validation_errors
+from bgai.core.board import as_batch, validation_errors
+from bgai.core.board import validate as validate_boards
 from bgai.errors import PositionIDError
 
 __all__ = [
@@ -45,11 +47,13 @@ _DECODE = np.full(256, -1, dtype=np.int16)
 _DECODE[_ALPHABET] = np.arange(64, dtype=np.int16)
 
 
-def encode_position_ids(boards: np.ndarray) -> list[str]:
+def encode_position_ids(boards: np.ndarray, *, validate: bool = True) -> list[str]:
     """Position IDs of a batch of boards.
 
     Args:
         boards: ``(N, 2, 25)`` (or one ``(2, 25)``) integer array in bgai's layout (row 0 = side on roll).
+        validate: check the boards first; pass ``False`` for boards known to be legal (e.g. the move
+            generator's afterstates of a validated position), whose IDs are then made without the check.
 
     Returns:
         ``N`` Position IDs, 14 characters each.
@@ -57,7 +61,7 @@ def encode_position_ids(boards: np.ndarray) -> list[str]:
     Raises:
         InvalidPositionError: a board that is not a legal position (see :func:`bgai.core.board.validate`).
     """
-    b = validate(boards)
+    b = validate_boards(boards) if validate else as_batch(boards)
     n = b.shape[0]
     if n == 0:
         return []
@@ -70,6 +74,30 @@ def encode_position_ids(boards: np.ndarray) -> list[str]:
     bits[np.arange(_KEY_BITS)[None, :] > ends[:, -1:]] = 0  # padding after the last slot
     keys = np.packbits(bits, axis=1, bitorder="little")  # (N, 10)
     return _b64_encode(keys)
+
+
+def _decode_one(s: str) -> np.ndarray | None:
+    """The board of one well-formed Position ID of a legal position, decoded with Python ints (about 0.02 ms
+    instead of the batch decoder's 0.1 ms for one ID); None for anything else (the batch decoder then names the
+    fault).  Both give the same boards (tests/test_position_id.py)."""
+    if len(s) != POSITION_ID_LENGTH or not s.isascii():
+        return None
+    try:
+        raw = base64.b64decode(s + "==", validate=True)
+    except ValueError:
+        return None
+    if _DECODE[ord(s[-1])] & 15:  # bits beyond the 80-bit key
+        return None
+    key = int.from_bytes(raw, "little")
+    runs = format(key, "080b")[::-1].split("0")  # the checkers of each slot, then the padding
+    if len(runs) <= _SLOTS or any(runs[_SLOTS:]):
+        return None
+    counts = [len(r) for r in runs[:_SLOTS]]
+    opp, me = counts[:25], counts[25:]
+    n_me, n_opp = sum(me), sum(opp)
+    if n_me > 15 or n_opp > 15 or n_me + n_opp == 0 or any(me[c] and opp[23 - c] for c in range(24)):
+        return None
+    return np.array([me, opp], dtype=np.int8)
 
 
 def encode_position_id(board: np.ndarray) -> str:
@@ -160,6 +188,10 @@ def decode_position_id(position_id: str) -> np.ndarray:
     Raises:
         PositionIDError: naming the fault (see :func:`decode_position_ids`).
     """
+    if isinstance(position_id, str):
+        board = _decode_one(position_id.strip())
+        if board is not None:
+            return board
     return decode_position_ids([position_id])[0]
 
 

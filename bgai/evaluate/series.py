@@ -42,6 +42,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from bgai.agents.base import Agent
+from bgai.agents.pubeval import PubevalAgent, prepare_long_run
 from bgai.agents.registry import make_agent
 from bgai.errors import BgaiError
 from bgai.evaluate.savegames import GameSaver, SavedUnit, unit_files
@@ -54,6 +55,10 @@ from bgai.util.parallel import run_units, unit_size
 #: one worker per unit (a work unit is never split, so that results do not depend on the number of workers); the
 #: report says how many were used.
 CHUNK_GAMES = 1000
+
+#: Games from which a series loads pubeval's compiled kernel before it starts
+#: (:func:`bgai.agents.pubeval.prepare_long_run`: about 0.2 CPU s once, against about 0.25 ms a game saved).
+LONG_SERIES = 1000
 
 #: Work units a series is cut into when it is large enough (:func:`series_unit_size`).
 TARGET_UNITS = 16
@@ -406,6 +411,8 @@ def evaluate(
     name_b = agent_b if isinstance(agent_b, str) else agents[1].name
     chunk = chunk_games or series_unit_size(games, agents)
     units = math.ceil(games / chunk)
+    if games >= LONG_SERIES and any(isinstance(a, PubevalAgent) for a in agents):
+        prepare_long_run()  # pubeval's compiled kernel, loaded once here rather than in each worker
     fn = run_play_units
     jobs = [(seed, tuple(int(u) for u in group), games, chunk, duplicate)
             for group in unit_groups(units, chunk, workers)]

@@ -1,7 +1,11 @@
 """The game loop: cubeless games, cubeful money games and N-point matches between two agents, batched.
 
 One loop (:func:`play`) plays them all; :func:`play_games` (cubeless) and
-:func:`bgai.game.play_cube.play_cubeful` (cube, matches) are views of it.
+:func:`bgai.game.play_cube.play_cubeful` (cube, matches) are views of it.  Its stepping core,
+:class:`GameBatch` (slots of games advanced one ply per call: the opening roll, the dice, the checker play, the
+end of a game), is also what self-play training drives (:class:`bgai.train.selfplay.GameShard`, with its own
+dice source :class:`SharedDice`, its exploring 0-ply choice and a TD update between plies), so the rules of a
+game are written once.
 
 Rules (the standard rules of backgammon, e.g. the WBF/USBGF rules): each player rolls one die for the opening
 roll, ties are re-rolled, the higher die moves first and plays the two numbers rolled; then players alternate,
@@ -40,7 +44,7 @@ separate ``rng`` argument.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -54,7 +58,8 @@ from bgai.game.policies import CubePolicy, JanowskiCubePolicy, cube_policy_for
 
 __all__ = [
     "DICE_BLOCK", "MAX_PLIES", "roll_dice", "opening_roll", "DiceStreams", "checker_play", "finish_games",
-    "GameRecord", "GameResults", "PlayResults", "play", "play_games", "dice_rng",
+    "UnitDice", "SharedDice", "Ply", "Chooser", "GameBatch", "GameRecord", "GameResults", "PlayResults", "play",
+    "play_games", "dice_rng",
 ]
 
 #: Rolls drawn at a time from a game's dice generator (after the opening roll).
@@ -71,7 +76,7 @@ def roll_dice(rng: np.random.Generator, opening: np.ndarray) -> np.ndarray:
     """One roll for each of a batch of games, from one generator; the opening roll where ``opening`` is set.
 
     The opening roll is each player's die (seat 0's, then seat 1's), re-rolled while they tie: it is never a
-    double.  This is the one implementation of that rule (:func:`opening_roll` is its one-game case; self-play
+    double.  This is that rule for a batch (:func:`opening_roll` draws the same numbers for one game; self-play
     can use it for its shared generator).
 
     Args:
@@ -101,8 +106,10 @@ def opening_roll(dice_rng: np.random.Generator) -> tuple[int, int]:
     Returns:
         ``(d0, d1)``, two different values 1..6; the seat with the higher die moves first with both numbers.
     """
-    d = roll_dice(dice_rng, np.ones(1, dtype=bool))[0]
-    return int(d[0]), int(d[1])
+    while True:  # roll_dice's draws for one game (two dice per attempt), without its batch bookkeeping
+        d0, d1 = dice_rng.integers(1, 7, size=2).tolist()
+        if d0 != d1:
+            return d0, d1
 
 
 class DiceStreams:
@@ -367,14 +374,216 @@ def finish_games(afterstates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return done, points
 
 
+class UnitDice:
+    """The dice of :func:`play`: one generator per slot (unit), the opening roll drawn when a game starts.
+
+    Each slot's draws depend only on its own generator: the opening roll of its first game (:func:`opening_roll`),
+    then blocks of :data:`DICE_BLOCK` rolls (:class:`DiceStreams`), and the opening roll of each later game when
+    that game starts.
+
+    Args:
+        dice_rngs: one dice generator per slot; consumed.
+    """
+
+    def __init__(self, dice_rngs: Sequence[np.random.Generator]) -> None:
+        self.rngs = list(dice_rngs)
+        self.streams = DiceStreams(self.rngs, started=False)
+
+    def opening(self, slots: np.ndarray) -> np.ndarray:
+        """``(K, 2)`` int8 opening rolls (seat 0's die, seat 1's die) of the games starting in ``slots``, drawn now;
+        a slot's first game then draws its first block of rolls."""
+        out = np.array([opening_roll(self.rngs[int(s)]) for s in slots], dtype=np.int8).reshape(-1, 2)
+        self.streams.start(slots)  # a no-op for a slot whose stream already started (a later game of a match)
+        return out
+
+    def roll(self, slots: np.ndarray, opening: np.ndarray) -> np.ndarray:
+        """``(K, 2)`` int8 the next roll of each slot (``opening`` is all False: openings are drawn at the start)."""
+        return self.streams.roll(slots)
+
+
+class SharedDice:
+    """The dice of self-play: one generator for the whole batch, every roll of a ply drawn in one call.
+
+    The opening roll is not drawn when a game starts but with the first ply's rolls: each ply draws
+    :func:`roll_dice` ``(rng, opening)`` for the slots that play it, in slot order, so the draws depend on the
+    slots that play each ply (all of them in self-play, which refills a finished slot at once).
+
+    Args:
+        rng: the generator (the caller may draw from it too, e.g. for exploration, between plies).
+    """
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+
+    def opening(self, slots: np.ndarray) -> None:
+        """``None``: the opening rolls are drawn with the first ply's rolls (:meth:`roll`)."""
+        return None
+
+    def roll(self, slots: np.ndarray, opening: np.ndarray) -> np.ndarray:
+        """``(K, 2)`` int64 rolls for ``slots``: :func:`roll_dice` ``(rng, opening)`` (opening rolls never doubles)."""
+        return roll_dice(self.rng, opening)
+
+
+@dataclass
+class Ply:
+    """One ply of a :class:`GameBatch`, as :meth:`GameBatch.step` returns it (``K`` slots played).
+
+    Attributes:
+        slots: ``(K,)`` int64 the slots that played, ascending.
+        players: ``(K,)`` int8 the player (0 = A, 1 = B) who moved in each.
+        dice: ``(K, 2)`` int8 the roll played (an opening roll higher die first).
+        afterstates: ``(K, 2, 25)`` int8 the chosen afterstates, mover's view (the unchanged position for a pass).
+        done: ``(K,)`` bool the game ended with this ply (the mover bore off his last checker): the mover won.
+        points: ``(K,)`` int8 the result kind 1/2/3 of the games that ended (:func:`finish_games`), 0 elsewhere.
+    """
+
+    slots: np.ndarray
+    players: np.ndarray
+    dice: np.ndarray
+    afterstates: np.ndarray
+    done: np.ndarray
+    points: np.ndarray
+
+
+#: ``choose(slots, players, boards, dice) -> afterstates``: the checker play of the slots on roll (``(K,)`` int64
+#: slots, ``(K,)`` int8 players 0/1, ``(K, 2, 25)`` int8 positions from the mover's view, ``(K, 2)`` int8 dice) as
+#: ``(K, 2, 25)`` int8 afterstates, mover's view.  ``boards`` may be a view of the batch's own array: read it only.
+Chooser = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+class GameBatch:
+    """The stepping core of every batched game loop: ``n`` slots, each playing one game at a time, advanced one
+    ply per :meth:`step`.
+
+    :func:`play` (evaluation, cube play, matches) and self-play training (:class:`bgai.train.selfplay.GameShard`)
+    both drive it; it holds the rules of a game that do not depend on who plays or why (module docstring): the
+    opening roll (the higher die's seat moves first, higher die first), a roll per ply from the dice source, one
+    call of the chooser for the slots on roll, the end of a game (:func:`finish_games`) and the turn passing to
+    the opponent.  The driver decides what happens between plies (the cube phase, TD updates), what a finished
+    game counts for, and which slots start a new game (:meth:`start`: continuous batching refills a finished slot
+    with the next game of its source).
+
+    Args:
+        n: number of slots.
+        dice: the dice source: ``opening(slots)`` when games start (``(K, 2)`` opening rolls, seat 0's die then
+            seat 1's, or ``None``: drawn with the first ply's roll) and ``roll(slots, opening)`` each ply
+            (``(K, 2)`` rolls; ``opening`` ``(K,)`` bool marks opening rolls, which must not be doubles), e.g.
+            :class:`UnitDice` or :class:`SharedDice`.
+        a_seat: ``(n,)`` 0/1 or one int: the seat of player A in each slot (the opening roll's dice are seats').
+        max_plies: per-game safety limit (:class:`RuntimeError` past it), ``None`` for none.
+
+    Attributes (read by drivers; one entry per slot): ``boards`` ``(n, 2, 25)`` int8 the position from the view of
+    the player on roll, ``on_roll`` ``(n,)`` int8 that player (0 = A, 1 = B), ``dice`` ``(n, 2)`` int8 the last
+    roll, ``opening`` ``(n, 2)`` int8 the current game's opening roll by seat (once drawn), ``first_ply`` ``(n,)``
+    bool the next ply is the game's first (no cube phase before it), ``opening_due`` ``(n,)`` bool its opening
+    roll is not drawn yet, ``plies`` ``(n,)`` int32 plies played in the current game, ``active`` ``(n,)`` bool a
+    game is in progress.
+
+    Raises:
+        ValueError: ``a_seat`` not 0/1.
+    """
+
+    def __init__(self, n: int, dice, *, a_seat: np.ndarray | int = 0, max_plies: int | None = MAX_PLIES) -> None:
+        self.source = dice
+        self.a_seat = np.broadcast_to(np.asarray(a_seat, dtype=np.int8), (n,)).copy()
+        if not np.isin(self.a_seat, (0, 1)).all():
+            raise ValueError("a_seat must be 0 or 1")
+        self.max_plies = max_plies
+        self.boards = np.zeros((n, 2, 25), dtype=np.int8)
+        self.on_roll = np.zeros(n, dtype=np.int8)
+        self.dice = np.zeros((n, 2), dtype=np.int8)
+        self.opening = np.zeros((n, 2), dtype=np.int8)
+        self.first_ply = np.zeros(n, dtype=bool)
+        self.opening_due = np.zeros(n, dtype=bool)
+        self.plies = np.zeros(n, dtype=np.int32)
+        self.active = np.zeros(n, dtype=bool)
+        self._slots = np.arange(n, dtype=np.int64)
+
+    def start(self, slots) -> None:
+        """Start a new game from the starting position in each of ``slots`` (int indices, ascending; slots whose
+        game is over), drawing their opening rolls if the dice source does so at the start."""
+        slots = np.asarray(slots, dtype=np.int64).reshape(-1)
+        if slots.size == 0:
+            return
+        self.boards[slots] = starting_board()
+        self.plies[slots] = 0
+        self.first_ply[slots] = True
+        self.active[slots] = True
+        rolls = self.source.opening(slots)
+        self.opening_due[slots] = rolls is None
+        if rolls is not None:
+            self._set_opening(slots, np.asarray(rolls))
+
+    def _set_opening(self, slots: np.ndarray, rolls: np.ndarray) -> None:
+        """The opening roll decides who moves first (the higher die's seat) and is played higher die first."""
+        self.opening[slots] = rolls
+        mover_seat = (rolls[:, 1] > rolls[:, 0]).astype(np.int8)
+        self.on_roll[slots] = mover_seat ^ self.a_seat[slots]
+        self.dice[slots, 0] = rolls.max(axis=1)
+        self.dice[slots, 1] = rolls.min(axis=1)
+        self.opening_due[slots] = False
+
+    def stop(self, slot: int) -> None:
+        """End the game in ``slot`` outside a ply (a passed double); :meth:`start` may then refill the slot."""
+        self.active[slot] = False
+
+    def step(self, choose: Chooser) -> Ply:
+        """One ply in every active slot: the roll, one call of ``choose`` (see :data:`Chooser`) for all of them,
+        and the end of the games whose mover bore off his last checker (those slots become inactive, their
+        ``boards`` and ``on_roll`` not to be used until :meth:`start`; the others pass the turn: ``boards``
+        flipped, ``on_roll`` swapped).
+
+        Returns:
+            :class:`Ply`.
+
+        Raises:
+            RuntimeError: ``choose`` returned the wrong shape, or a game reached ``max_plies``.
+        """
+        full = bool(self.active.all())  # every slot plays (self-play always): slices instead of gathers
+        idx = self._slots if full else np.flatnonzero(self.active)
+        sel = slice(None) if full else idx
+        need_mask = ~self.first_ply[sel] | self.opening_due[sel]  # the slots whose roll is not drawn yet
+        need, at = (idx, sel) if need_mask.all() else (idx[need_mask],) * 2
+        if need.size:
+            due = self.opening_due[at].copy()
+            rolls = np.asarray(self.source.roll(need, due))
+            self.dice[at] = rolls
+            if due.any():
+                self._set_opening(need[due], rolls[due])
+        self.first_ply[sel] = False
+        players = self.on_roll[sel].copy()
+        dice = self.dice[sel].copy()
+        after = np.asarray(choose(idx, players, self.boards[sel], dice))
+        if after.shape != (idx.size, 2, 25):
+            raise RuntimeError(f"the checker play returned shape {after.shape}, expected {(idx.size, 2, 25)}")
+        self.plies[sel] += 1
+        done, points = finish_games(after)
+        any_done = bool(done.any())
+        if full:  # the turn passes everywhere (a finished slot's position is not used until start() resets it)
+            self.boards[...] = after[:, ::-1]
+            self.on_roll ^= 1
+        else:
+            going = idx[~done] if any_done else idx
+            self.boards[going] = flip(after[~done]) if any_done else flip(after)
+            self.on_roll[going] ^= 1
+        if any_done:
+            self.active[idx[done]] = False
+        if self.max_plies is not None and idx.size:
+            going = idx[~done] if any_done else idx
+            if going.size and self.plies[going].max() >= self.max_plies:
+                raise RuntimeError(f"a game did not finish within {self.max_plies} plies")
+        return Ply(idx, players, dice, after, done, points)
+
+
 class _GameLoop:
-    """The state of :func:`play`'s batch: one slot per unit, each playing its current game; the slots of a group
-    start together, when fewer than ``width`` slots are playing (continuous batching, :func:`play`)."""
+    """:func:`play`'s driver of a :class:`GameBatch`: one slot per unit, each playing its current game; the cube
+    phase between plies; the slots of a group start together, when fewer than ``width`` slots are playing
+    (continuous batching, :func:`play`); a finished game of an unfinished match refills its slot at once."""
 
     def __init__(self, agents, dice_rngs, rng, rules, a_seat, policies, record, max_plies, groups=None,
                  width=None) -> None:
         n = len(dice_rngs)
-        self.agents, self.dice_rngs = agents, list(dice_rngs)
+        self.agents = agents
         sizes = [n] if groups is None else [int(k) for k in groups]
         self.rngs = [rng] if groups is None else list(rng)
         if groups is not None and (sum(sizes) != n or min(sizes, default=1) < 1 or len(self.rngs) != len(sizes)):
@@ -387,17 +596,10 @@ class _GameLoop:
         self.started = 0  # groups started
         self.cube = rules is not None
         self.rules = rules if rules is not None else CUBELESS_RULES
-        self.policies, self.record, self.max_plies = policies, record, max_plies
-        self.a_seat = np.broadcast_to(np.asarray(a_seat, dtype=np.int8), (n,)).copy()
-        if not np.isin(self.a_seat, (0, 1)).all():
-            raise ValueError("a_seat must be 0 or 1")
+        self.policies, self.record = policies, record
+        self.batch = GameBatch(n, UnitDice(dice_rngs), a_seat=a_seat, max_plies=max_plies)
+        self.a_seat = self.batch.a_seat
         self.matches: list[Match] = [Match(self.rules)] * n  # immutable: every rule returns a new one
-        self.boards = np.zeros((n, 2, 25), dtype=np.int8)
-        self.dice = np.zeros((n, 2), dtype=np.int8)
-        self.on_roll = np.zeros(n, dtype=np.int8)  # player (0 = A, 1 = B) on roll
-        self.first_ply = np.zeros(n, dtype=bool)
-        self.plies = np.zeros(n, dtype=np.int32)
-        self.active = np.zeros(n, dtype=bool)
         self.doubles = np.zeros((n, 2), dtype=np.int32)
         self.takes = np.zeros((n, 2), dtype=np.int32)
         self.passes = np.zeros((n, 2), dtype=np.int32)
@@ -407,54 +609,41 @@ class _GameLoop:
         self.finished: list[tuple[int, GameOutcome]] = []  # (game id, outcome) in order of finishing
         self.log: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.cube_log: dict[int, list[tuple[int, int, bool]]] = {}
-        self.streams = DiceStreams(self.dice_rngs, started=False)
         self.start_groups()
 
     def start_groups(self) -> None:
         """Start the next groups while fewer than ``width`` slots are playing (the first group at once)."""
-        while self.started < len(self.bounds) - 1 and (self.started == 0 or self.active.sum() < self.width):
-            lo, hi = int(self.bounds[self.started]), int(self.bounds[self.started + 1])
-            self.active[lo:hi] = True
-            for u in range(lo, hi):
-                self.new_game(u)
-            # opening rolls first, then the dice streams: each unit's order of draws
-            self.streams.start(range(lo, hi))
+        while self.started < len(self.bounds) - 1 and (self.started == 0 or self.batch.active.sum() < self.width):
+            self.new_games(np.arange(self.bounds[self.started], self.bounds[self.started + 1]))
             self.started += 1
 
-    def new_game(self, u: int) -> None:
-        d0, d1 = opening_roll(self.dice_rngs[u])
-        mover_seat = 0 if d0 > d1 else 1
-        self.boards[u] = starting_board()
-        self.dice[u] = (max(d0, d1), min(d0, d1))
-        self.on_roll[u] = 0 if mover_seat == self.a_seat[u] else 1
-        self.first_ply[u] = True
-        self.plies[u] = 0
-        self.game_id[u] = len(self.openings)
-        self.openings.append((d0, d1))
+    def new_games(self, units: np.ndarray) -> None:
+        self.batch.start(units)
+        for u in units:
+            self.game_id[u] = len(self.openings)
+            self.openings.append((int(self.batch.opening[u, 0]), int(self.batch.opening[u, 1])))
 
     def game_over(self, u: int, outcome: GameOutcome) -> None:
-        self.games.append((u, outcome.winner, outcome.points, outcome.kind, outcome.cube_value, int(self.plies[u])))
+        plies = int(self.batch.plies[u])
+        self.games.append((u, outcome.winner, outcome.points, outcome.kind, outcome.cube_value, plies))
         self.finished.append((int(self.game_id[u]), outcome))
-        if self.rules.is_money or self.matches[u].is_over:
-            self.active[u] = False
-        else:
-            self.new_game(u)
+        if not (self.rules.is_money or self.matches[u].is_over):
+            self.new_games(np.array([u]))
 
     def run(self) -> PlayResults:
-        while self.active.any():
+        while self.batch.active.any():
             if self.cube:
                 self.cube_phase()
-            idx = np.flatnonzero(self.active)
-            if idx.size:
-                self.play_phase(idx)
+            if self.batch.active.any():
+                self.play_phase()
             self.start_groups()
         return self.results()
 
     # -- the cube phase: before the roll, not on a game's first ply --
     def cube_phase(self) -> None:
         cand: list[tuple[int, int, object]] = []
-        for u in np.flatnonzero(self.active & ~self.first_ply):
-            p = int(self.on_roll[u])
+        for u in np.flatnonzero(self.batch.active & ~self.batch.first_ply):
+            p = int(self.batch.on_roll[u])
             s = self.matches[u].doubling_state(p)
             if s is not None:
                 cand.append((int(u), p, s))
@@ -466,12 +655,12 @@ class _GameLoop:
     def offer(self, p: int, mine: list) -> None:
         us = np.array([u for u, _ in mine])
         states = [s for _, s in mine]
-        offer = np.asarray(self.policies[p].offer(self.boards[us], states), dtype=bool)
+        offer = np.asarray(self.policies[p].offer(self.batch.boards[us], states), dtype=bool)
         if not offer.any():
             return
         du = us[offer]
         dstates = [s for s, o in zip(states, offer) if o]
-        take = np.asarray(self.policies[1 - p].accept(self.boards[du], dstates), dtype=bool)
+        take = np.asarray(self.policies[1 - p].accept(self.batch.boards[du], dstates), dtype=bool)
         for u, t in zip(du, take):
             self.answer(int(u), p, bool(t))
 
@@ -480,41 +669,35 @@ class _GameLoop:
         m = self.matches[u].offer_double(p)
         if self.record:
             seat = p ^ int(self.a_seat[u])
-            self.cube_log.setdefault(int(self.game_id[u]), []).append((int(self.plies[u]), seat, took))
+            self.cube_log.setdefault(int(self.game_id[u]), []).append((int(self.batch.plies[u]), seat, took))
         (self.takes if took else self.passes)[u, 1 - p] += 1
         self.matches[u], out = m.answer_double(took)
         if out is not None:
+            self.batch.stop(u)
             self.game_over(u, out)
 
     # -- the roll and the checker play --
-    def play_phase(self, idx: np.ndarray) -> None:
-        need_roll = idx[~self.first_ply[idx]]
-        if need_roll.size:
-            self.dice[need_roll] = self.streams.roll(need_roll)
-        self.first_ply[idx] = False
+    def choose(self, idx: np.ndarray, players: np.ndarray, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
+        """The batch's :data:`Chooser`: the agents' checker play (:func:`checker_play`), in one call per player, or
+        one per group with its own generator (``groups`` of agents that are not batch-invariant)."""
         if self.merge:
-            after = checker_play(self.agents, self.on_roll[idx], self.boards[idx], self.dice[idx], self.rngs[0])
-        else:  # each group's games with its own rng, as if the group played alone
-            after = np.empty((idx.size, 2, 25), dtype=np.int8)
-            grp = self.group_of[idx]
-            for k in np.unique(grp):
-                sel = np.flatnonzero(grp == k)
-                u = idx[sel]
-                after[sel] = checker_play(self.agents, self.on_roll[u], self.boards[u], self.dice[u], self.rngs[k])
+            return checker_play(self.agents, players, boards, dice, self.rngs[0])
+        after = np.empty((idx.size, 2, 25), dtype=np.int8)
+        grp = self.group_of[idx]
+        for k in np.unique(grp):  # each group's games with its own rng, as if the group played alone
+            sel = np.flatnonzero(grp == k)
+            after[sel] = checker_play(self.agents, players[sel], boards[sel], dice[sel], self.rngs[k])
+        return after
+
+    def play_phase(self) -> None:
+        ply = self.batch.step(self.choose)
         if self.record:
-            seats = self.on_roll[idx] ^ self.a_seat[idx]
-            self.log.append((self.game_id[idx].copy(), seats, self.dice[idx].copy(), after))
-        self.plies[idx] += 1
-        done, pts = finish_games(after)
-        for k in np.flatnonzero(done):
-            u = int(idx[k])
-            self.matches[u], out = self.matches[u].end_game(int(self.on_roll[u]), int(pts[k]))
+            seats = ply.players ^ self.a_seat[ply.slots]
+            self.log.append((self.game_id[ply.slots], seats, ply.dice, ply.afterstates))
+        for k in np.flatnonzero(ply.done):
+            u = int(ply.slots[k])
+            self.matches[u], out = self.matches[u].end_game(int(ply.players[k]), int(ply.points[k]))
             self.game_over(u, out)
-        going = idx[~done]
-        self.boards[going] = flip(after[~done])
-        self.on_roll[going] ^= 1
-        if going.size and self.plies[going].max() >= self.max_plies:
-            raise RuntimeError(f"a game did not finish within {self.max_plies} plies")
 
     # -- results --
     def results(self) -> PlayResults:

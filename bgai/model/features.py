@@ -44,9 +44,12 @@ model is always fed the inputs it was trained on (:func:`check_encoding` refuses
     OFF1..BACKRESCAPES), laid out exactly as gnubg's ``eval.c`` lays them out: see
     :mod:`bgai.model.gnubg_inputs`.  ``race`` accepts race positions only (no checker on a 24-point or bar).
 
-The encoders run on every afterstate of every self-play move, so they are numpy-only with fixed lookup tables
-and no Python loop over positions; a batch goes through in chunks of a few thousand positions, both sides at
-once, so that the temporaries stay in cache.
+The encoders run on every afterstate of every self-play move, so they are numpy with fixed lookup tables and no
+Python loop over positions; a batch goes through in chunks of a few thousand positions, both sides at once, so
+that the temporaries stay in cache.  With numba installed (the ``fast`` extra, :mod:`bgai.util.jit`) each also has
+a compiled kernel that writes a position's whole row in one pass with the same integer and float32 operations, so
+its output is bit-identical; the numpy code stays the reference (``compiled=False``), and a process switches to
+the kernel after a warm-up (:mod:`bgai.model.kernels`).
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ import numpy as np
 from bgai.core.board import as_batch
 from bgai.errors import CheckpointError, ConfigError, InvalidPositionError
 from bgai.model.gnubg_inputs import CONTACT_SIZE, RACE_SIZE, contact_inputs, race_inputs
+from bgai.model.kernels import EncoderKernel
 
 __all__ = [
     "Encoder",
@@ -132,9 +136,16 @@ def _tesauro_into(b: np.ndarray, out: np.ndarray, lin: np.ndarray) -> None:
     out[:, 197] = 0.0
 
 
-def _encode(boards: np.ndarray, size: int) -> np.ndarray:
-    """``tesauro198`` (``size`` 198) or ``extended`` (219) of a batch, a chunk at a time."""
+def _encode(boards: np.ndarray, size: int, compiled: bool | None = None) -> np.ndarray:
+    """``tesauro198`` (``size`` 198) or ``extended`` (219) of a batch: the compiled kernel when
+    :class:`~bgai.model.kernels.EncoderKernel` says so, else numpy a chunk at a time (the reference)."""
     b = np.ascontiguousarray(as_batch(boards))
+    kernel = _ENCODE_KERNEL.get(b.shape[0], compiled)
+    if kernel is not None:
+        out = np.empty((b.shape[0], size), dtype=np.float32)
+        if kernel(b, size, out):
+            _check_counts(b)
+        return out
     _check_counts(b)
     n = b.shape[0]
     out = np.empty((n, size), dtype=np.float32)
@@ -152,11 +163,137 @@ def _encode(boards: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
-def tesauro198(boards: np.ndarray) -> np.ndarray:
+_POP12 = np.array([bin(k).count("1") for k in range(4096)], dtype=np.int64)  # set bits of 12-bit values
+
+
+def _encode_kernel(b, size, out):  # pragma: no cover - compiled by numba (the tests run it compiled and not)
+    """``tesauro198`` (``size`` 198) or ``extended`` (219) of ``b`` ``(n, 2, 25)`` int8 into ``out`` ``(n, size)``
+    float32, one pass per position; the same float32 operations as the numpy path (:func:`_encode`).
+
+    Returns 0, or 1 when a count is outside 0..15 (``out`` is then partly written)."""
+    n = b.shape[0]
+    for i in range(n):
+        for s in range(2):
+            for c in range(25):
+                v = b[i, s, c]
+                if v < 0 or v > 15:
+                    return 1
+    f15 = np.float32(15.0)
+    occ = np.zeros(2, dtype=np.int64)
+    made = np.zeros(2, dtype=np.int64)
+    pip = np.zeros(2, dtype=np.int64)
+    back = np.zeros(2, dtype=np.int64)
+    rear = np.zeros(2, dtype=np.int64)
+    for i in range(n):
+        for s in range(2):
+            o = 98 * s
+            tot = 0
+            p = 0
+            bk = 0
+            oc = 0
+            md = 0
+            for c in range(24):
+                v = b[i, s, c]
+                out[i, o + 4 * c] = _POINT_UNITS[v, 0]
+                out[i, o + 4 * c + 1] = _POINT_UNITS[v, 1]
+                out[i, o + 4 * c + 2] = _POINT_UNITS[v, 2]
+                out[i, o + 4 * c + 3] = _POINT_UNITS[v, 3]
+                tot += v
+                p += (c + 1) * v
+                if c >= 18:
+                    bk += v
+                if v > 0:
+                    oc |= 1 << c
+                if v >= 2:
+                    md |= 1 << c
+            bar = b[i, s, 24]
+            tot += bar
+            p += 25 * bar
+            bk += bar
+            if bar > 0:
+                oc |= 1 << 24
+            out[i, o + 96] = np.float32(bar) * np.float32(0.5)
+            out[i, o + 97] = (f15 - np.float32(tot)) * np.float32(1.0 / 15.0)
+            occ[s] = oc
+            made[s] = md  # points only: the bar is no point
+            pip[s] = p
+            back[s] = bk
+            r = -1
+            for c in range(24, -1, -1):
+                if (oc >> c) & 1:
+                    r = c
+                    break
+            rear[s] = r
+        out[i, 196] = 1.0
+        out[i, 197] = 0.0
+        if size == 198:
+            continue
+        contact = rear[0] + rear[1] >= 24
+        for s in range(2):
+            o = 198 + 10 * s
+            md, oc = made[s], occ[s]
+            md_o, oc_o = made[1 - s], occ[1 - s]
+            blot = (oc & ~md) & 0xFFFFFF
+            out[i, o] = np.float32(pip[s]) * np.float32(0.01)
+            out[i, o + 5] = np.float32(back[s]) * np.float32(1.0 / 15.0)
+            out[i, o + 1] = np.float32(_POP12[blot & 0xFFF] + _POP12[blot >> 12]) * np.float32(0.2)
+            out[i, o + 2] = np.float32(_POP12[md & 0x3F]) * np.float32(1.0 / 6.0)
+            best = 0
+            cur = 0
+            for c in range(24):
+                if (md >> c) & 1:
+                    cur += 1
+                    if cur > best:
+                        best = cur
+                else:
+                    cur = 0
+            if best > _MAX_PRIME:
+                best = _MAX_PRIME
+            out[i, o + 3] = np.float32(best) * np.float32(1.0 / 6.0)
+            out[i, o + 4] = np.float32(rear[s] + 1) * np.float32(1.0 / 25.0)
+            # back escapes (see _expert)
+            bm = 0
+            if contact:
+                bm = (md_o >> (24 - rear[s])) & 0xFFF
+            out[i, o + 6] = _BACK_UNITS[bm]
+            # containment: the fewest escapes over the occupied columns 12..24 (36 when none)
+            esc = 36
+            for c in range(12, 25):
+                if (oc >> c) & 1:
+                    e = _ESCAPES[(md_o >> (24 - c)) & 0xFFF]
+                    if e < esc:
+                        esc = e
+            out[i, o + 7] = np.float32(1.0) - np.float32(esc) * np.float32(1.0 / 36.0)
+            # shots: bit d - 1 of hm >> 24 when some blot is d pips from some opponent checker
+            hm = 0
+            x = blot
+            while x:
+                low = x & -x
+                x ^= low
+                hm |= low * oc_o
+            hm >>= 24
+            rolls = _ROLLS_LOW[hm & 0xFFF] | _ROLLS_HIGH[hm >> 12]
+            out[i, o + 8] = np.float32(_POP12[rolls & 0xFFF] + _POP12[(rolls >> 12) & 0xFFF] + _POP12[rolls >> 24]) * np.float32(1.0 / 36.0)
+            if oc >= 1 << 24:
+                t = np.float32(_POP12[md_o & 0x3F]) * np.float32(1.0 / 6.0)
+                out[i, o + 9] = t * t
+            else:
+                out[i, o + 9] = 0.0
+        out[i, 218] = 0.0 if contact else 1.0
+    return 0
+
+
+_ENCODE_KERNEL = EncoderKernel(_encode_kernel)
+
+
+def tesauro198(boards: np.ndarray, *, compiled: bool | None = None) -> np.ndarray:
     """Tesauro's 198-unit encoding (see the module docstring).
 
     Args:
         boards: ``(N, 2, 25)`` (or ``(2, 25)``) int8, side on roll in row 0.
+        compiled: ``True``: the compiled kernel when there is one (:mod:`bgai.util.jit`); ``False``: the numpy
+            reference; ``None``: the kernel after a warm-up (:mod:`bgai.model.kernels`).  The output is
+            bit-identical.
 
     Returns:
         ``(N, 198)`` float32.
@@ -164,7 +301,7 @@ def tesauro198(boards: np.ndarray) -> np.ndarray:
     Raises:
         InvalidPositionError: wrong shape or values.
     """
-    return _encode(boards, 198)
+    return _encode(boards, 198, compiled)
 
 
 # --- expert features ---------------------------------------------------------------------------------------
@@ -381,11 +518,14 @@ def _expert(b: np.ndarray, lin: np.ndarray) -> np.ndarray:
     return f
 
 
-def extended(boards: np.ndarray) -> np.ndarray:
+def extended(boards: np.ndarray, *, compiled: bool | None = None) -> np.ndarray:
     """Tesauro's 198 units plus 21 expert features (see the module docstring).
 
     Args:
         boards: ``(N, 2, 25)`` (or ``(2, 25)``) int8, side on roll in row 0.
+        compiled: ``True``: the compiled kernel when there is one (:mod:`bgai.util.jit`); ``False``: the numpy
+            reference; ``None``: the kernel after a warm-up (:mod:`bgai.model.kernels`).  The output is
+            bit-identical.
 
     Returns:
         ``(N, 219)`` float32.
@@ -393,7 +533,7 @@ def extended(boards: np.ndarray) -> np.ndarray:
     Raises:
         InvalidPositionError: wrong shape or values.
     """
-    return _encode(boards, 219)
+    return _encode(boards, 219, compiled)
 
 
 def _check_counts(b: np.ndarray) -> None:

@@ -107,8 +107,11 @@ with which the landing point ``d1 + d2`` is open and at least one of the points 
 ``anEscapes``); ``E1`` (``anEscapes1``) also requires ``d1 + d2`` to be beyond the first blocked point, and is 0
 when nothing is blocked.
 
-Both encoders are numpy-only and take the batch in chunks, both sides of a chunk at once; the table of shots
-is computed with bit masks (one bit per point) and per-roll lookups.
+Both encoders are numpy and take the batch in chunks, both sides of a chunk at once; the table of shots is
+computed with bit masks (one bit per point) and per-roll lookups.  With numba installed (:mod:`bgai.util.jit`)
+each also has a compiled kernel, one pass per position with the same integer and float32 operations (output
+bit-identical; the numpy code stays the reference, ``compiled=False``; see :mod:`bgai.model.kernels` for when a
+process switches to it).
 """
 
 from __future__ import annotations
@@ -117,6 +120,7 @@ import numpy as np
 
 from bgai.core.board import as_batch
 from bgai.errors import ConfigError, InvalidPositionError
+from bgai.model.kernels import EncoderKernel
 
 __all__ = [
     "RACE_SIZE",
@@ -667,14 +671,395 @@ def _shots_one_on_bar(hit: np.ndarray, opp: np.ndarray):
     return pips, n1, n2
 
 
+# --- compiled kernels (bgai.util.jit): one pass per position, the same integer and float32 operations -------
+
+# way tables padded to _NW + 1 ways (the last an empty way), for the kernels
+_K_PIPS = np.zeros(_NW + 1, dtype=np.int64)
+_K_PIPS[:_NW] = _W_PIPS
+_K_KIND = np.zeros(_NW + 1, dtype=np.int64)  # 0 direct (or the padding), 1 all steps required, 2 one of two
+_K_STEPS = np.zeros((_NW + 1, 3), dtype=np.int64)
+_K_NSTEPS = np.zeros(_NW + 1, dtype=np.int64)
+for _w, (_pips, _faces, _all, _steps) in enumerate(_WAYS):
+    _K_KIND[_w] = 0 if _faces == 1 else (1 if _all else 2)
+    _K_NSTEPS[_w] = len(_steps)
+    _K_STEPS[_w, : len(_steps)] = _steps
+_K_WEIGHT = np.where(_ROLL_DOUBLE, 1, 2).astype(np.int64)
+_K_DIRECT = _DIRECT_IDS.astype(np.int64)
+_K_DIE0 = _ROLL_DIE0.astype(np.int64)
+_K_DIE1 = _ROLL_DIE1.astype(np.int64)
+_K_W0 = _ROLL_W0.astype(np.int64)
+_K_W1 = _ROLL_W1.astype(np.int64)
+_K_D1 = _ROLL_D1.astype(np.int64)
+_K_ENTER0 = _ROLL_ENTER0.astype(np.int64)
+_K_ENTER1 = _ROLL_ENTER1.astype(np.int64)
+_K_DOUBLE = _ROLL_DOUBLE.astype(np.bool_)
+# highest set bit of a 13-bit value (-1 for 0): _top_bit reads masks of up to 25 bits in two lookups
+_TOP13 = np.array([k.bit_length() - 1 for k in range(8192)], dtype=np.int64)
+_POP12 = np.array([bin(k).count("1") for k in range(4096)], dtype=np.int64)  # set bits of 12-bit values
+
+
+def _top_bit(x):  # pragma: no cover - compiled by numba
+    """Index of the highest set bit of ``0 <= x < 2 ** 25``, -1 for 0."""
+    if x >= 4096:
+        return 12 + _TOP13[x >> 12]
+    return _TOP13[x]
+
+
+def _rev24(x):  # pragma: no cover - compiled by numba
+    """Bits 0..23 of ``x`` reversed (see :func:`_reverse24`)."""
+    return (_REV8[x & 0xFF] << 16) | (_REV8[(x >> 8) & 0xFF] << 8) | _REV8[(x >> 16) & 0xFF]
+
+
+def _shot_counts(xm, xo, occ, made, pair_home, blot_o, made_o, home, scratch):  # pragma: no cover - numba
+    """gnubg's shots ``(pips, rolls1, rolls2)`` of the side ``xm`` (25,) at the side ``xo`` (25,): one row of
+    :func:`_shots` / :func:`_shots_one_on_bar`.  ``blot_o``, ``made_o``: the opponent's masks in its own
+    numbering; ``scratch``: ``(4, _NW + 1)`` int64."""
+    hit = scratch[0]  # the hitters of each way
+    top = scratch[1]  # the most advanced of them, -1 for none
+    val = scratch[2]  # the pips the way's hit costs (0: no hit)
+    extra = scratch[3]  # 1 when a combination way also has a blot on a point on the way from its hitter
+    opp_blot = _rev24(blot_o)
+    opp_made = _rev24(made_o)
+    hitters = occ & ~pair_home
+    targets = opp_blot if _POP12[home] > 2 else opp_blot & ~3
+    pips_lost = 0
+    n1 = 0
+    n2 = 0
+    if targets == 0:  # nothing to hit
+        return pips_lost, n1, n2
+    any_hit = 0
+    for w in range(_NW):
+        pips = _K_PIPS[w]
+        h = hitters & (targets << pips)
+        kind = _K_KIND[w]
+        if h:
+            if kind == 1:
+                for j in range(_K_NSTEPS[w]):
+                    h &= ~(opp_made << (pips - _K_STEPS[w, j]))
+            elif kind == 2:
+                h &= ~(opp_made << (pips - _K_STEPS[w, 0])) | ~(opp_made << (pips - _K_STEPS[w, 1]))
+        hit[w] = h
+        t = _top_bit(h) if h else -1
+        top[w] = t
+        any_hit |= h
+        val[w] = t - pips + 1 if t >= 0 else 0
+        below = 0
+        if t >= 0 and kind != 0:
+            for k in range(_K_NSTEPS[w]):
+                below |= 1 << (t - _K_STEPS[w, k])
+        extra[w] = 1 if below & opp_blot else 0
+    hit[_NW] = 0
+    top[_NW] = -1
+    val[_NW] = 0
+    extra[_NW] = 0
+    if any_hit == 0:
+        return pips_lost, n1, n2
+    bar = xm[24]
+    if bar == 0:
+        for r in range(_NR):
+            w0, w1, w2, w3 = _ROLL_WAYS[r, 0], _ROLL_WAYS[r, 1], _ROLL_WAYS[r, 2], _ROLL_WAYS[r, 3]
+            lost = max(max(val[w0], val[w1]), max(val[w2], val[w3]))
+            two = (extra[w0] | extra[w1] | extra[w2] | extra[w3]) != 0
+            if _K_DOUBLE[r]:
+                d = _K_DIRECT[_K_DIE0[r]]
+                if top[d] >= 0 and (hit[d] & (hit[d] - 1)) != 0:
+                    two = True
+            else:
+                ta = top[_K_DIRECT[_K_DIE0[r]]]
+                tb = top[_K_DIRECT[_K_DIE1[r]]]
+                if ta >= 0 and tb >= 0 and (ta != tb or (made >> ta) & 1):
+                    two = True
+            wgt = _K_WEIGHT[r]
+            pips_lost += lost * wgt
+            if lost > 0:
+                n1 += wgt
+            if two:
+                n2 += wgt
+    elif bar == 1:
+        blot_bits = 0
+        for k in range(24):
+            if xo[k] == 1:
+                blot_bits |= 1 << k
+        for r in range(_NR):
+            d0 = _K_W0[r]
+            d1 = _K_D1[r]
+            nb0 = _top_bit(hit[d0] & 0xFFFFFF) - _K_PIPS[d0] + 1
+            nb1 = _top_bit(hit[d1] & 0xFFFFFF) - _K_PIPS[d1] + 1
+            ok0 = nb0 > 0 and xo[_K_ENTER0[r]] < 2
+            ok1 = nb1 > 0 and xo[_K_ENTER1[r]] < 2 and not ok0
+            b0 = (hit[d0] >> 24) & 1
+            b1 = (hit[d1] >> 24) & 1
+            cnt = b0 + b1 + (1 if ok0 else 0) + (1 if ok1 else 0)
+            lost = max(b0 * (25 - _K_PIPS[d0]), b1 * (25 - _K_PIPS[d1]))
+            if ok0 and nb0 > lost:
+                lost = nb0
+            if ok1 and nb1 > lost:
+                lost = nb1
+            from_bar = 0
+            inter = 0
+            for j in range(3):
+                w = _ROLL_IND[r, j]
+                bb = (hit[w] >> 24) & 1
+                if bb:
+                    from_bar = 1
+                    if blot_bits & _W_BAR_STEPS[w]:
+                        inter += 1
+                    if 25 - _K_PIPS[w] > lost:
+                        lost = 25 - _K_PIPS[w]
+            if cnt == 0:
+                cnt = from_bar
+            cnt += inter
+            wgt = _K_WEIGHT[r]
+            pips_lost += lost * wgt
+            if cnt >= 1:
+                n1 += wgt
+            if cnt >= 2:
+                n2 += wgt
+    else:  # only direct hits from the bar
+        for r in range(_NR):
+            w0 = _K_W0[r]
+            w1 = _K_W1[r]
+            first = (hit[w0] >> 24) & 1
+            second = 0 if _K_DOUBLE[r] else (hit[w1] >> 24) & 1
+            lost = max(first * (25 - _K_PIPS[w0]), second * (25 - _K_PIPS[w1]))
+            wgt = _K_WEIGHT[r]
+            pips_lost += lost * wgt
+            if first + second >= 1:
+                n1 += wgt
+            if first + second >= 2:
+                n2 += wgt
+    return pips_lost, n1, n2
+
+
+def _contact_kernel(b, nn_rule, out):  # pragma: no cover - compiled by numba
+    """:func:`contact_inputs` of ``b`` ``(n, 2, 25)`` int8 into ``out`` ``(n, 250)`` float32, one pass per position.
+
+    Returns 0, 1 when a count is outside 0..15, 2 when a side has more than 15 checkers (``out`` is then partly
+    written).  Integer arithmetic and the float32 (or, where numpy divides int64 by a float32, float64) operations
+    of :func:`_half_inputs`, in the same order, so the output is bit-identical."""
+    n = b.shape[0]
+    for i in range(n):
+        for s in range(2):
+            tot = 0
+            for c in range(25):
+                v = b[i, s, c]
+                if v < 0 or v > 15:
+                    return 1
+                tot += v
+            if tot > 15:
+                return 2
+    x = np.zeros((2, 25), dtype=np.int64)
+    occ = np.zeros(2, dtype=np.int64)
+    made = np.zeros(2, dtype=np.int64)
+    blot = np.zeros(2, dtype=np.int64)
+    pair_home = np.zeros(2, dtype=np.int64)
+    total = np.zeros(2, dtype=np.int64)
+    esc = np.zeros((2, 19), dtype=np.int64)
+    s0 = np.zeros(26, dtype=np.int64)
+    s1 = np.zeros(26, dtype=np.int64)
+    s2 = np.zeros(26, dtype=np.int64)
+    scratch = np.zeros((4, _NW + 1), dtype=np.int64)
+    f3 = np.float32(3.0)
+    f36 = np.float32(36.0)
+    for i in range(n):
+        for s in range(2):
+            oc = 0
+            md = 0
+            ph = 0
+            tot = 0
+            o = 100 * (1 - s)  # units 0..199: the opponent first
+            for c in range(25):
+                v = b[i, s, c]
+                x[s, c] = v
+                tot += v
+                if v > 0:
+                    oc |= 1 << c
+                if v >= 2 and c < 24:
+                    md |= 1 << c
+                if v == 2 and c < 6:
+                    ph |= 1 << c
+                u = v + 16 if c == 24 else v
+                out[i, o + 4 * c] = _UNITS[u, 0]
+                out[i, o + 4 * c + 1] = _UNITS[u, 1]
+                out[i, o + 4 * c + 2] = _UNITS[u, 2]
+                out[i, o + 4 * c + 3] = _UNITS[u, 3]
+            occ[s] = oc
+            made[s] = md
+            blot[s] = oc & ~md & 0xFFFFFF
+            pair_home[s] = ph
+            total[s] = tot
+            for k in range(19):
+                esc[s, k] = _ESC[(md >> k) & 0xFFF]
+        for s in range(2):
+            p = 1 - s
+            o = 200 + 25 * s
+            md = made[s]
+            top_me = _top_bit(occ[s])
+            ob = 23 - _top_bit(occ[p])  # opp_back
+            # OFF1..3: gnubg's switch, the other side's checkers off
+            off = np.float32(15 - total[p])
+            v = off / f3
+            out[i, o] = v if v < 1.0 else np.float32(1.0)
+            v = (off - np.float32(3.0)) / f3
+            out[i, o + 1] = np.float32(0.0) if v < 0.0 else (np.float32(1.0) if v > 1.0 else v)
+            v = (off - np.float32(6.0)) / f3
+            out[i, o + 2] = v if v > 0.0 else np.float32(0.0)
+            # sums over the indices >= t of x, x * index, x * index ** 2
+            s0[25] = 0
+            s1[25] = 0
+            s2[25] = 0
+            for t in range(24, -1, -1):
+                v0 = x[s, t]
+                s0[t] = s0[t + 1] + v0
+                s1[t] = s1[t + 1] + v0 * t
+                s2[t] = s2[t + 1] + v0 * t * t
+            out[i, o + 3] = np.float32(s1[ob + 1] + (1 - ob) * s0[ob + 1]) / np.float32(167.0)
+            t0 = max(ob, 0)
+            out[i, o + 23] = np.float32(s1[0] + s0[0] - s1[t0] - s0[t0]) / np.float32(100.0)
+            # TIMING
+            tm = 24 * x[s, 24]
+            no = x[s, 24]
+            for k in range(6, 24):
+                cnt = x[s, k]
+                if k >= 12 and k > ob and cnt >= 2:
+                    cnt -= 2
+                tm += cnt * k
+                no += cnt
+            for k in range(5, -1, -1):
+                cnt = x[s, k]
+                spare = max(cnt - 2, 0)
+                tm += k * spare
+                no += spare
+                missing = max(2 - cnt, 0)
+                if no >= missing:
+                    tm -= k * missing
+                    no -= missing
+            out[i, o + 19] = np.float32(max(tm, 0)) / np.float32(100.0)
+            # BACK_CHEQUER, BACK_ANCHOR, FORWARD_ANCHOR (int64 / float32: numpy divides in float64)
+            out[i, o + 4] = np.float32(top_me / 24.0)
+            out[i, o + 5] = np.float32(_top_bit(md) / 24.0)
+            fwd = _LOW6[(md >> 18) & 0x3F]
+            if fwd >= 0:
+                fwd += 18
+            else:
+                fwd = 12 + _HIGH6[(md >> 12) & 0x3F]
+            out[i, o + 6] = np.float32((24 - fwd) / 6.0) if fwd >= 12 else np.float32(2.0)
+            # PIPLOSS, P1, P2
+            home = (md if nn_rule else occ[s]) & 0x3F
+            pl, h1, h2 = _shot_counts(x[s], x[p], occ[s], md, pair_home[s], blot[p], made[p], home, scratch)
+            out[i, o + 7] = np.float32(pl) / np.float32(432.0)
+            out[i, o + 8] = np.float32(h1) / f36
+            out[i, o + 9] = np.float32(h2) / f36
+            # BACKESCAPES, BACKRESCAPES
+            window = (md >> (ob + 1)) & 0xFFF
+            out[i, o + 10] = np.float32(_ESC[window]) / f36
+            out[i, o + 24] = np.float32(_ESC1[window]) / f36
+            # ACONTAIN, CONTAIN
+            acont = 36
+            for k in range(10):
+                if k > ob and esc[s, k] < acont:
+                    acont = esc[s, k]
+            cont = esc[s, 1]
+            for k in range(2, 10):
+                if esc[s, k] < cont:
+                    cont = esc[s, k]
+            a = np.float32(36 - acont) / f36
+            c2 = np.float32(36 - cont) / f36
+            out[i, o + 11] = a
+            out[i, o + 12] = a * a
+            out[i, o + 13] = c2
+            out[i, o + 14] = c2 * c2
+            # MOBILITY
+            mob = 0
+            for k in range(19):
+                mob += esc[p, 18 - k] * x[s, 6 + k] * (k + 1)
+            out[i, o + 15] = np.float32(mob) / np.float32(3600.0)
+            # MOMENT2
+            tot = total[s]
+            mean = (s1[0] + tot - 1) // max(tot, 1)
+            cnt = s0[mean + 1]
+            sq = s2[mean + 1] - 2 * mean * s1[mean + 1] + mean * mean * cnt
+            m2 = (sq + cnt - 1) // max(cnt, 1) if cnt > 0 else 0
+            out[i, o + 16] = np.float32(m2) / np.float32(400.0)
+            # ENTER, ENTER2
+            closed = made[p] & 0x3F
+            bar = x[s, 24]
+            out[i, o + 17] = _ENTER[1 if bar > 1 else 0, closed] if bar > 0 else np.float32(0.0)
+            out[i, o + 18] = _ENTER2[closed]
+            # BACKBONE
+            pts = md & 0xFFFFFE
+            topc = max(_top_bit(pts), 0)
+            below = _POP12[pts & ((1 << topc) - 1) & 0xFFF] + _POP12[(pts & ((1 << topc) - 1)) >> 12]
+            if below > 0:
+                wsum = _BACKBONE[((pts << 11) >> topc) & 0x7FF]
+                out[i, o + 20] = np.float32(1.0) - np.float32(wsum) / np.float32(below * 11)
+            else:
+                out[i, o + 20] = 0.0
+            # BACKG, BACKG1
+            anchors = _POP12[(md >> 18) & 0x3F]
+            bk = 0
+            for k in range(18, 25):
+                bk += x[s, k]
+            out[i, o + 21] = np.float32(bk - 3) / np.float32(4.0) if anchors > 1 else np.float32(0.0)
+            out[i, o + 22] = np.float32(bk) / np.float32(8.0) if anchors == 1 else np.float32(0.0)
+    return 0
+
+
+def _race_kernel(b, out):  # pragma: no cover - compiled by numba
+    """:func:`race_inputs` of ``b`` ``(n, 2, 25)`` int8 into ``out`` ``(n, 214)`` float32.
+
+    Returns 0, 1 when a count is outside 0..15, 2 when a side has more than 15 checkers, 3 when a checker
+    stands on a 24-point or bar (``out`` is then partly written)."""
+    n = b.shape[0]
+    for i in range(n):
+        for s in range(2):
+            tot = 0
+            for c in range(25):
+                v = b[i, s, c]
+                if v < 0 or v > 15:
+                    return 1
+                tot += v
+            if tot > 15:
+                return 2
+    for i in range(n):
+        for s in range(2):
+            if b[i, s, 23] > 0 or b[i, s, 24] > 0:
+                return 3
+    for i in range(n):
+        for s in range(2):
+            o = 107 * (1 - s)  # the opponent first
+            tot = 0
+            cross = 0
+            for c in range(23):
+                v = b[i, s, c]
+                tot += v
+                cross += v * (c // 6)
+                out[i, o + 4 * c] = _UNITS[v, 0]
+                out[i, o + 4 * c + 1] = _UNITS[v, 1]
+                out[i, o + 4 * c + 2] = _UNITS[v, 2]
+                out[i, o + 4 * c + 3] = _UNITS[v, 3]
+            off = 15 - tot
+            for k in range(14):
+                out[i, o + 92 + k] = 1.0 if off == k + 1 else 0.0
+            out[i, o + 106] = np.float32(cross) / np.float32(10.0)
+    return 0
+
+
+_CONTACT_KERNEL = EncoderKernel(_contact_kernel, helpers=(_top_bit, _rev24, _shot_counts))
+_RACE_KERNEL = EncoderKernel(_race_kernel)
+
+
 # --- encoders -------------------------------------------------------------------------------------------------
 
 
-def race_inputs(boards: np.ndarray) -> np.ndarray:
+def race_inputs(boards: np.ndarray, *, compiled: bool | None = None) -> np.ndarray:
     """gnubg's race-net inputs (214 units, opponent first; see the module docstring).
 
     Args:
         boards: ``(N, 2, 25)`` (or ``(2, 25)``) int8, side on roll in row 0 (bgai's layout).
+        compiled: ``True``: the compiled kernel when there is one (:mod:`bgai.util.jit`); ``False``: the numpy
+            reference; ``None``: the kernel after a warm-up (:mod:`bgai.model.kernels`).  The output is
+            bit-identical.
 
     Returns:
         ``(N, 214)`` float32.
@@ -682,6 +1067,12 @@ def race_inputs(boards: np.ndarray) -> np.ndarray:
     Raises:
         InvalidPositionError: wrong shape or counts, or a checker on a 24-point or bar (not a race).
     """
+    b = np.ascontiguousarray(as_batch(boards))
+    kernel = _RACE_KERNEL.get(b.shape[0], compiled)
+    if kernel is not None:
+        out = np.empty((b.shape[0], RACE_SIZE), dtype=np.float32)
+        if kernel(b, out) == 0:
+            return out
     b = _check(boards)
     if b.size and (b[:, :, 23:] > 0).any():
         raise InvalidPositionError("race inputs need a race: no checker on the 24-point or the bar")
@@ -697,7 +1088,7 @@ def race_inputs(boards: np.ndarray) -> np.ndarray:
     return out.reshape(n, RACE_SIZE)
 
 
-def contact_inputs(boards: np.ndarray, *, hit_rule: str = "gnubg") -> np.ndarray:
+def contact_inputs(boards: np.ndarray, *, hit_rule: str = "gnubg", compiled: bool | None = None) -> np.ndarray:
     """gnubg's contact-net inputs (250 units; see the module docstring), also used for crashed positions.
 
     Defined for every board (gnubg computes them for contact and crashed positions only).
@@ -707,6 +1098,9 @@ def contact_inputs(boards: np.ndarray, *, hit_rule: str = "gnubg") -> np.ndarray
         hit_rule: ``"gnubg"`` (``eval.c``: home-board points holding any checker count for PIPLOSS's
             heuristic) or ``"gnubg-nn"`` (points holding 2 or more, as gnubg-nn's ``inputs.c`` and so the
             ``gnubg_nn`` package compute it).
+        compiled: ``True``: the compiled kernel when there is one (:mod:`bgai.util.jit`); ``False``: the numpy
+            reference; ``None``: the kernel after a warm-up (:mod:`bgai.model.kernels`).  The output is
+            bit-identical.
 
     Returns:
         ``(N, 250)`` float32.
@@ -717,7 +1111,13 @@ def contact_inputs(boards: np.ndarray, *, hit_rule: str = "gnubg") -> np.ndarray
     """
     if hit_rule not in HIT_RULES:
         raise ConfigError(f"unknown hit_rule {hit_rule!r}; known: {', '.join(HIT_RULES)}")
-    b = _check(boards)
+    b = np.ascontiguousarray(as_batch(boards))
+    kernel = _CONTACT_KERNEL.get(b.shape[0], compiled)
+    if kernel is not None:
+        out = np.empty((b.shape[0], CONTACT_SIZE), dtype=np.float32)
+        if kernel(b, hit_rule == "gnubg-nn", out) == 0:
+            return out
+    b = _check(boards)  # raises the kernel's complaint
     n = b.shape[0]
     out = np.empty((n, CONTACT_SIZE), dtype=np.float32)
     for lo in range(0, n, _CHUNK):

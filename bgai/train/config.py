@@ -537,11 +537,14 @@ def load_config(path: str | os.PathLike | None, overrides: list[str] | tuple[str
     """Read a YAML config file (or start from the defaults when ``path`` is None) and apply ``--set`` overrides.
 
     Raises:
-        ConfigError: unreadable or non-UTF-8 file, malformed YAML, unknown key (named), bad value.
+        ConfigError: unreadable, empty or non-UTF-8 file, malformed YAML, unknown key (named), bad value.
     """
     data: dict[str, Any] = {}
     if path is not None:
-        data = read_yaml_file(path) or {}
+        data = read_yaml_file(path)
+        if data is None or data == {}:  # an empty file (or only comments) would silently train the defaults
+            raise ConfigError(f"config {os.fspath(path)!r} is empty: give at least 'algorithm: td' (or supervised) "
+                              "and the settings to change (see configs/quick.yaml)")
         if not isinstance(data, dict):
             raise ConfigError(f"config {os.fspath(path)!r} must be a mapping of keys to values")
     nested = nest(data)

@@ -48,6 +48,7 @@ Dataset format (a folder):
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -65,10 +66,10 @@ from bgai.analysis.rollout import rollout_position, rollout_positions
 from bgai.core.board import is_game_over
 from bgai.core.equity import cubeless_equity
 from bgai.core.position_id import encode_position_ids
-from bgai.errors import BgaiError
+from bgai.errors import BgaiError, CheckpointError
 from bgai.game.play import play_games
 from bgai.model.classes import CLASS_NAMES, CLASS_OVER, classify
-from bgai.util.fileio import atomic_write_bytes, atomic_write_json, file_sha256
+from bgai.util.fileio import atomic_write_bytes, atomic_write_json, ensure_directory, file_sha256
 from bgai.util.parallel import run_units
 
 __all__ = ["LABEL_KINDS", "LabelSettings", "label_shard", "make_labels", "load_labels", "Dataset", "label_context",
@@ -78,6 +79,8 @@ FORMAT = "bgai-labels"
 FORMAT_VERSION = 1
 #: The label kinds :func:`label_shard` makes.
 LABEL_KINDS = ("ply1", "ply2", "rollout")
+#: The most shards one job may have (a job lists its shards before it starts).
+MAX_SHARDS = 1_000_000
 _SHARD = "shard-{:05d}.npz"
 
 
@@ -324,6 +327,8 @@ def _resolve_scheme(folder: str, settings: LabelSettings) -> LabelSettings:
 def _open_folder(folder: str, settings: LabelSettings) -> dict:
     """Create the dataset folder, or check that an existing one was made with the same settings."""
     shown, path = _model_record(settings.model)
+    if not os.path.isfile(path):
+        raise CheckpointError(f"model file {path!r} does not exist (labeller {settings.model!r})")
     record = {"format": FORMAT, "format_version": FORMAT_VERSION, "bgai_version": __version__,
               "settings": {**settings.record(), "model": shown, "model_sha256": file_sha256(path)}}
     meta_path = os.path.join(folder, "dataset.json")
@@ -333,7 +338,7 @@ def _open_folder(folder: str, settings: LabelSettings) -> dict:
             raise LabelError(f"{folder!r} holds labels made with other settings: use another folder, or the same "
                              f"settings to resume ({meta_path})")
         return old
-    os.makedirs(folder, exist_ok=True)
+    ensure_directory(folder, "label folder")
     atomic_write_json(meta_path, record)
     return record
 
@@ -379,13 +384,19 @@ def make_labels(folder: str, settings: LabelSettings, shards: int, *, workers: i
         The shard indices made by this call, in the order they finished.
 
     Raises:
-        LabelError: bad settings, or a folder made with other settings.
+        LabelError: bad settings, more than :data:`MAX_SHARDS` shards, or a folder made with other settings.
+        CheckpointError: the model file does not exist, or (raised by the first shard) is not a model; a folder
+            made by this call is then removed again.
+        BgaiError: the folder cannot be made.
         LabelsInterrupted: Ctrl-C / SIGTERM; the finished shards are written (``made``), a later call resumes.
     """
     settings.check()
     if shards < 1:
         raise LabelError(f"shards must be >= 1, got {shards}")
+    if shards > MAX_SHARDS:
+        raise LabelError(f"shards must be at most {MAX_SHARDS:,}, got {shards:,}")
     settings = _resolve_scheme(folder, settings)
+    existed = {p: os.path.exists(p) for p in (folder, os.path.join(folder, "dataset.json"))}
     _open_folder(folder, settings)
     todo = [i for i in range(shards) if not os.path.exists(os.path.join(folder, _SHARD.format(i)))]
     done = [shards - len(todo)]
@@ -400,8 +411,16 @@ def make_labels(folder: str, settings: LabelSettings, shards: int, *, workers: i
         if progress:
             progress(done[0], shards)
 
-    run = run_units(run_label_unit, todo, workers=workers, setup=label_context, setup_args=(settings,),
-                    backend=backend, on_result=write)
+    try:
+        run = run_units(run_label_unit, todo, workers=workers, setup=label_context, setup_args=(settings,),
+                        backend=backend, on_result=write)
+    except BaseException:
+        if not made:  # nothing labelled (e.g. the model file is not a model): leave the folder as it was
+            for path, was in reversed(existed.items()):
+                if not was:
+                    with contextlib.suppress(OSError):
+                        (os.rmdir if path == folder else os.unlink)(path)
+        raise
     if run.interrupted:
         raise LabelsInterrupted(run.interrupted, made)
     return made

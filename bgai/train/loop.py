@@ -143,6 +143,8 @@ class RunFolder:
         self.log_jsonl = os.path.join(self.path, "log.jsonl")
         self.snapshots = os.path.join(self.path, "snapshots")
         self._lock = None
+        self._created: str | None = None  # the topmost folder open() created (None: the run folder existed)
+        self._lock_created = False  # open() created .lock
 
     def snapshot(self, done: int) -> str:
         """``snapshots/model-DONE.pt``."""
@@ -157,8 +159,18 @@ class RunFolder:
         """
         if new_run and os.path.exists(self.last):
             raise ConfigError(f"{self.path!r} already holds a run (last.pt); use --resume or another --out")
+        missing = self.path
+        while missing and not os.path.exists(os.path.dirname(missing) or "."):
+            missing = os.path.dirname(missing)  # the topmost folder that ensure_directory creates
+        self._created = None if os.path.exists(self.path) else missing
+        self._lock_created = not os.path.exists(os.path.join(self.path, ".lock"))
         ensure_directory(self.path, "run folder")
-        self._lock = lock_run_folder(self.path)
+        try:
+            self._lock = lock_run_folder(self.path)
+        except BaseException:
+            self._lock_created = False  # .lock is another run's (in use) or was not made
+            self.discard()
+            raise
         if new_run and os.path.exists(self.last):  # another run started there since the check above
             self.close()
             raise ConfigError(f"{self.path!r} already holds a run (last.pt); use --resume or another --out")
@@ -185,6 +197,27 @@ class RunFolder:
         """
         text = yaml.safe_dump(config.to_dict(), sort_keys=False)
         atomic_write_bytes(self.config_yaml, text.encode("utf-8"))
+
+    def discard(self) -> None:
+        """Undo :meth:`open` for a run that did not start: release the lock, remove ``.lock`` if :meth:`open`
+        created it, and the folders it created (with their parents up to the first that existed) if they are
+        empty; never removes anything else."""
+        self.close()
+        if self._lock_created:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(self.path, ".lock"))
+        top = self._created
+        if top is None:
+            return
+        path = os.path.normpath(self.path)
+        while True:
+            try:
+                os.rmdir(path)
+            except OSError:  # not empty (something else was written there) or gone
+                return
+            if os.path.abspath(path) == os.path.abspath(top):
+                return
+            path = os.path.dirname(path)
 
     def close(self) -> None:
         """Release the lock (idempotent)."""
@@ -597,10 +630,16 @@ def run_training(
         evals = list(ckpt.get("evals", []))
     elif config is None:
         raise ConfigError("a config is needed to start a run")
+    if evaluate and config.run.ray:  # join the cluster of the evaluations now: a bad address fails before the run
+        ray_backend.connect(config.run.ray)
     folder.open(new_run=not resume)
     trainer = None
     try:
-        trainer = make_trainer(config, bundle, state)
+        try:
+            trainer = make_trainer(config, bundle, state)
+        except BaseException:  # the run never started: leave no folder (or the folder as it was)
+            folder.discard()
+            raise
         folder.write_config(config)
         logs = Logs(folder, tensorboard, warn)
         console = Console(progress, trainer, lines)

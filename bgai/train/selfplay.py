@@ -8,8 +8,9 @@ seeded from ``(config.run.seed, 7, shard index)``.  Per training step a shard
 1. when the trainer has decided to update, returns the gradient of ``sum_t 0.5 * ||V(s_t) - G_t||^2`` over
    the positions of the games that finished in earlier steps (:meth:`GameShard.gradient`; ``G_t`` the
    lambda-returns of :func:`bgai.train.td.lambda_returns`), then
-2. plays one move in every one of its games (:meth:`GameShard.play_step`: move generation, encoding, one
-   network call for all afterstates, 0-ply choice), both with the same weights.
+2. plays one move in every one of its games (:meth:`GameShard.play_step`: one ply of the game loop's core
+   :class:`bgai.game.play.GameBatch`, with one network call for all afterstates, the 0-ply choice and
+   exploration; a finished game's slot starts a new game at once), both with the same weights.
 
 Both come in one request per step, so the processes meet once per step.  The trainer adds the shards'
 gradients in shard order, divides by the number of positions and takes one optimiser step, so an update is the
@@ -41,9 +42,8 @@ import torch
 from torch.nn.utils import parameters_to_vector
 
 from bgai.agents.neural import NeuralAgent
-from bgai.core.board import flip, starting_board
 from bgai.core.movegen import afterstates
-from bgai.game.play import finish_games, roll_dice
+from bgai.game.play import GameBatch, SharedDice
 from bgai.model.features import get_encoder
 from bgai.model.nets import NetSpec, ValueNet
 from bgai.train.config import TrainConfig
@@ -146,25 +146,34 @@ class GameShard:
         self.exploration = float(config.td.exploration)
         self.rng = np.random.default_rng(np.random.SeedSequence(int(config.run.seed), spawn_key=(7, self.index)))
         n = int(n_games)
-        self.boards = np.broadcast_to(starting_board(), (n, 2, 25)).copy()
-        self.first = np.ones(n, dtype=np.bool_)  # next roll is the game's opening roll (no doubles)
+        # the game loop's core, on this shard's generator: every ply rolls all games at once (roll_dice), then
+        # choose() draws the exploration; no ply limit (the trajectories grow as needed)
+        self.games = GameBatch(n, SharedDice(self.rng), max_plies=None)
+        self.games.start(np.arange(n))
         self.traj = np.zeros((n, 128, 2, 25), dtype=np.int8)
-        self.traj[:, 0] = self.boards
+        self.traj[:, 0] = self.games.boards
         self.lengths = np.ones(n, dtype=np.int64)
         self.pending: list[FinishedGame] = []
 
+    @property
+    def boards(self) -> np.ndarray:
+        """``(n_games, 2, 25)`` int8 the current position of each game, side on roll in row 0."""
+        return self.games.boards
+
     # -- self-play --
-    def choose(self, boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """0-ply greedy plays (:meth:`bgai.agents.neural.NeuralAgent.pick_0ply`), with probability
-        ``config.td.exploration`` a uniformly random legal play instead.
+    def choose(self, slots: np.ndarray, players: np.ndarray, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
+        """The shard's checker play (a :data:`bgai.game.play.Chooser`, the same player on both sides): 0-ply
+        greedy plays (:meth:`bgai.agents.neural.NeuralAgent.pick_0ply`), with probability
+        ``config.td.exploration`` a uniformly random legal play instead (two uniforms per game drawn from the
+        shard's generator first, when exploring).
 
         Args:
+            slots, players: the games and the player on roll in each (not used: both sides are the same player).
             boards: ``(N, 2, 25)`` int8, side on roll in row 0.
             dice: ``(N, 2)`` int.
 
         Returns:
-            ``(next positions (N, 2, 25) int8 with the opponent on roll, mover_won (N,) bool, points (N,) int8
-            the result kind of the games won, 0 elsewhere)`` (:func:`bgai.game.play.finish_games`).
+            ``(N, 2, 25)`` int8 the chosen afterstates, mover's view.
         """
         n = boards.shape[0]
         u = self.rng.random((n, 2)) if self.exploration > 0 else None
@@ -176,32 +185,29 @@ class GameShard:
                 starts = np.searchsorted(src, np.arange(n), side="left")
                 counts = np.diff(np.append(starts, src.size))
                 best[explore] = starts[explore] + (u[explore, 1] * counts[explore]).astype(np.int64)
-        chosen = after[best]
-        won, points = finish_games(chosen)
-        return flip(chosen), won, points
+        return after[best]
 
     def play_step(self) -> list[FinishedGame]:
-        """One move in every game; finished games are kept for the next :meth:`gradient`, returned, and their
-        slots restarted from the starting position."""
-        dice = roll_dice(self.rng, self.first)  # the game loop's rule: opening rolls are never doubles
-        nxt, won, points = self.choose(self.boards, dice)
-        self.first[:] = False
-        done = np.flatnonzero(won)
-        finished = [FinishedGame(self.traj[i, : self.lengths[i]].copy(), int(points[i])) for i in done]
-        live = np.flatnonzero(~won)
+        """One ply in every game (:meth:`bgai.game.play.GameBatch.step` with :meth:`choose`); finished games are
+        kept for the next :meth:`gradient`, returned, and their slots restarted from the starting position (so
+        every slot plays every ply)."""
+        ply = self.games.step(self.choose)
+        slots = ply.slots
+        done = slots[ply.done]
+        finished = [FinishedGame(self.traj[i, : self.lengths[i]].copy(), int(p))
+                    for i, p in zip(done, ply.points[ply.done])]
+        live = slots[~ply.done]
         if live.size:
             if int(self.lengths[live].max()) >= self.traj.shape[1]:
                 grow = np.zeros((self.traj.shape[0], self.traj.shape[1] * 2, 2, 25), dtype=np.int8)
                 grow[:, : self.traj.shape[1]] = self.traj
                 self.traj = grow
-            self.traj[live, self.lengths[live]] = nxt[live]
+            self.traj[live, self.lengths[live]] = self.games.boards[live]
             self.lengths[live] += 1
-        self.boards = nxt
         if done.size:
-            self.boards[done] = starting_board()
-            self.traj[done, 0] = starting_board()
+            self.games.start(done)
+            self.traj[done, 0] = self.games.boards[done]
             self.lengths[done] = 1
-            self.first[done] = True
         self.pending.extend(finished)
         return finished
 
@@ -283,8 +289,9 @@ class GameShard:
         tmax = int(self.lengths.max())
         return {
             "rng": self.rng.bit_generator.state,
-            "boards": torch.from_numpy(self.boards.copy()),
-            "first": torch.from_numpy(self.first.copy()),
+            "boards": torch.from_numpy(self.games.boards.copy()),
+            "first": torch.from_numpy(self.games.opening_due.copy()),
+            "on_roll": torch.from_numpy(self.games.on_roll.copy()),
             "traj": torch.from_numpy(self.traj[:, :tmax].copy()),
             "lengths": torch.from_numpy(self.lengths.copy()),
             "pending_positions": torch.from_numpy(
@@ -301,16 +308,22 @@ class GameShard:
             KeyError, TypeError, ValueError: malformed state (the trainer turns them into a CheckpointError).
         """
         boards = state["boards"].numpy().astype(np.int8).copy()
-        if boards.shape != self.boards.shape:
-            raise ValueError(f"shard {self.index} holds {boards.shape[0]} games, expected {self.boards.shape[0]}")
+        if boards.shape != self.games.boards.shape:
+            raise ValueError(f"shard {self.index} holds {boards.shape[0]} games, expected {self.games.boards.shape[0]}")
         self.rng.bit_generator.state = state["rng"]
-        self.boards = boards
-        self.first = state["first"].numpy().astype(np.bool_).copy()
+        first = state["first"].numpy().astype(np.bool_)
+        g = self.games
+        g.boards[:] = boards
+        g.first_ply[:] = first
+        g.opening_due[:] = first
+        # the player on roll only names the sides (both are this shard's player); not saved before it was kept
+        g.on_roll[:] = state["on_roll"].numpy() if "on_roll" in state else 0
         traj = state["traj"].numpy().astype(np.int8)
         cap = max(128, traj.shape[1] * 2)
         self.traj = np.zeros((traj.shape[0], cap, 2, 25), dtype=np.int8)
         self.traj[:, : traj.shape[1]] = traj
         self.lengths = state["lengths"].numpy().astype(np.int64).copy()
+        g.plies[:] = self.lengths - 1  # a game's positions: the starting one and one after each ply
         pos = state["pending_positions"].numpy().astype(np.int8)
         self.pending = []
         off = 0

@@ -7,34 +7,38 @@ measured hot spot, and the numpy version stays the reference the tests compare i
 - numba is missing (``pip install bgai[fast]`` adds it), or
 - the environment variable ``BGAI_NUMBA=0`` turns the kernels off (to compare, or to rule them out).
 
-Kernels are compiled lazily on first call (``cache=True`` keeps the machine code between runs in numba's cache
-directory), single-threaded (bgai parallelises with processes) and release the GIL (``nogil=True``).
+numba itself is imported by the first ``compile_kernel`` call, not by importing this module (importing numba
+takes 0.5-2 s, which a command that never runs a kernel should not pay); call ``compile_kernel`` when the kernel
+is first needed.  Kernels are compiled lazily on first call (``cache=True`` keeps the machine code between runs in
+numba's cache directory), single-threaded (bgai parallelises with processes) and release the GIL (``nogil=True``).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from typing import Callable
 
-try:  # optional dependency: the 'fast' extra
-    if os.environ.get("BGAI_NUMBA", "1").strip() == "0":
-        raise ImportError("disabled by BGAI_NUMBA=0")
-    import numba
-except ImportError:  # pragma: no cover - depends on the installation
-    numba = None
-
-#: True when compiled kernels are in use (numba importable and not turned off by ``BGAI_NUMBA=0``).
-AVAILABLE: bool = numba is not None
+#: True when compiled kernels are in use (numba installed and not turned off by ``BGAI_NUMBA=0``).
+AVAILABLE: bool = (
+    os.environ.get("BGAI_NUMBA", "1").strip() != "0" and importlib.util.find_spec("numba") is not None
+)
 
 
 def compile_kernel(fn: Callable, **options) -> Callable | None:
     """``numba.njit(fn, cache=True, nogil=True, **options)``, or ``None`` when kernels are unavailable.
+
+    The first call imports numba (see the module docstring).
 
     Args:
         fn: a function written in numba's supported subset of Python and numpy.
         options: further ``numba.njit`` options (e.g. ``fastmath=False``, the default, keeps results bit-equal to
             the numpy reference where the arithmetic is the same).
     """
-    if numba is None:
+    if not AVAILABLE:
+        return None
+    try:
+        import numba
+    except ImportError:  # pragma: no cover - broken installation
         return None
     return numba.njit(cache=True, nogil=True, **options)(fn)

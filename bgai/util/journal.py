@@ -9,9 +9,10 @@ shortest round-trip ``repr``, which :mod:`json` writes).
 
 File format (JSON Lines, UTF-8, one object per line, each ended by ``\\n``):
 
-* line 1, the header: ``{"format": "bgai-journal", "version": 1, "job": KIND, "settings": {...}}``, where
+* line 1, the header: ``{"format": "bgai-journal", "version": 2, "job": KIND, "settings": {...}}``, where
   ``KIND`` names the job (``'rollout'``, ``'analyse'``) and ``settings`` is everything its result depends on
-  (seed, trials, the agent's spec and its model file's sha256, the positions or the jobs' sha256, the units);
+  (seed, trials, the agent: its model file's sha256 and its options, never the path as typed, so that
+  ``model.pt`` and ``/abs/path/model.pt`` are one agent; the positions or the jobs' sha256, the units);
 * each further line: ``{"unit": KEY, "result": ...}``, one finished unit (``KEY`` an integer, the unit's index
   in the job; its result as the job encodes it).
 
@@ -21,7 +22,8 @@ appending leaves at most a torn last line (no ``\\n``, or not JSON); opening the
 cut back to its last whole line) and that unit runs again.  A damaged line before the last is an error.
 
 Errors (one line, :class:`bgai.errors.BgaiError`, naming the file): a file that is not a bgai journal, a journal
-of another kind of job, or of other settings (the first differing setting is named with both values).
+of another kind of job, made with another model file (both sha256 shown, shortened), or of other settings (the
+first differing setting is named with both values).
 """
 
 from __future__ import annotations
@@ -34,10 +36,10 @@ from typing import Any
 from bgai.errors import BgaiError
 from bgai.util.fileio import atomic_write_bytes, check_destination
 
-__all__ = ["FORMAT", "VERSION", "Journal", "spec_file_sha256"]
+__all__ = ["FORMAT", "VERSION", "Journal", "spec_file_path", "spec_file_sha256"]
 
 FORMAT = "bgai-journal"
-VERSION = 1
+VERSION = 2  # 2: agents keyed by model sha256 and options (agent_identity), not by the spec as typed
 
 
 def _canonical(value: Any) -> Any:
@@ -45,21 +47,30 @@ def _canonical(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
-def _first_difference(old: Any, new: Any, where: str = "") -> str | None:
-    """A short description of the first place ``old`` and ``new`` differ (dicts key by key), or None."""
+_MISSING = object()
+
+
+def _first_difference(old: Any, new: Any, where: str = "") -> tuple[str, Any, Any] | None:
+    """The first place ``old`` and ``new`` differ (dicts key by key): ``(dotted path, old value, new value)``
+    (:data:`_MISSING` for a key one side lacks), or None."""
     if isinstance(old, dict) and isinstance(new, dict):
         for key in list(old) + [k for k in new if k not in old]:
             path = f"{where}.{key}" if where else str(key)
             if key not in old or key not in new:
-                return f"{path}: {'missing' if key not in old else _short(old[key])} there, " \
-                       f"{'missing' if key not in new else _short(new[key])} here"
+                return path, old.get(key, _MISSING), new.get(key, _MISSING)
             diff = _first_difference(old[key], new[key], path)
             if diff:
                 return diff
         return None
     if old != new:
-        return f"{where or 'settings'}: {_short(old)} there, {_short(new)} here"
+        return where or "settings", old, new
     return None
+
+
+def _describe(diff: tuple[str, Any, Any]) -> str:
+    path, old, new = diff
+    return (f"{path}: {'missing' if old is _MISSING else _short(old)} there, "
+            f"{'missing' if new is _MISSING else _short(new)} here")
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -142,9 +153,14 @@ class Journal:
             raise BgaiError(f"journal {self.path!r} was made by another kind of job ({header.get('job')}), not by "
                             f"this {self.job}: give another file")
         diff = _first_difference(header.get("settings"), self.settings)
+        if diff is not None and diff[0].rpartition(".")[2] == "model_sha256":
+            def sha(v: Any) -> str:
+                return f"sha256 {v[:12]}..." if isinstance(v, str) else "no model file"
+            raise BgaiError(f"journal {self.path!r} was made with another model ({sha(diff[1])} there, "
+                            f"{sha(diff[2])} here): give another file, or delete it to start again")
         if diff is not None:
-            raise BgaiError(f"journal {self.path!r} is of another {self.job} ({diff}): give another file, or "
-                            "delete it to start again")
+            raise BgaiError(f"journal {self.path!r} is of another {self.job} ({_describe(diff)}): give another "
+                            "file, or delete it to start again")
 
     def record(self, key: int, result: Any) -> None:
         """Append one finished unit (one line, one ``write``, then ``fsync``).
@@ -176,23 +192,35 @@ class Journal:
         self.close()
 
 
+def spec_file_path(spec: str | None) -> str | None:
+    """The existing file an agent spec names: the spec itself, else its longest part before a ``:`` that is an
+    existing file (``model.pt:ply=1``, ``model.pt:ply=1:bearoff=db`` -> ``model.pt``); None when there is none (a
+    built-in agent such as ``gnubg``)."""
+    if not spec:
+        return None
+    candidate = spec
+    while candidate:
+        if os.path.isfile(candidate):
+            return candidate
+        candidate = candidate.rpartition(":")[0]
+    return None
+
+
 def spec_file_sha256(spec: str | None) -> str | None:
-    """The sha256 (64 hex digits) of the model file an agent spec names (the spec itself, or the part before its
-    options ``:ply=1``), or None when it names no existing file (a built-in agent such as ``gnubg``).
+    """The sha256 (64 hex digits) of the model file an agent spec names (:func:`spec_file_path`), or None when it
+    names no existing file.
 
     Raises:
         BgaiError: the file exists but cannot be read.
     """
-    if not spec:
+    path = spec_file_path(spec)
+    if path is None:
         return None
-    for candidate in (spec, spec.rsplit(":", 1)[0] if ":" in spec else None):
-        if candidate and os.path.isfile(candidate):
-            h = hashlib.sha256()
-            try:
-                with open(candidate, "rb") as fh:
-                    for block in iter(lambda: fh.read(1 << 20), b""):
-                        h.update(block)
-            except OSError as exc:
-                raise BgaiError(f"cannot read model file {candidate!r}: {exc.strerror or exc}") from None
-            return h.hexdigest()
-    return None
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError as exc:
+        raise BgaiError(f"cannot read model file {path!r}: {exc.strerror or exc}") from None
+    return h.hexdigest()

@@ -36,11 +36,14 @@ used (the actors build their own).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import logging
 import os
 import signal
+import socket
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -48,10 +51,12 @@ from typing import Any, Callable, Sequence
 
 from bgai.errors import BgaiError
 from bgai.util.fileio import atomic_write_bytes
+from bgai.util.journal import spec_file_path
 from bgai.util.parallel import UnitRun, WorkerDied, register_backend
 from bgai.util.threads import limit_threads
 
-__all__ = ["connect", "ray_available", "cluster_cpus", "RESTARTS", "POLL_S", "IN_FLIGHT"]
+__all__ = ["connect", "auto_address", "check_address", "CONNECT_TIMEOUT_S", "ray_available", "cluster_cpus",
+           "RESTARTS", "POLL_S", "IN_FLIGHT"]
 
 #: Restarts of a dead actor, and retries of the units it held, before the job fails with WorkerDied.
 RESTARTS = 4
@@ -83,9 +88,13 @@ def connect(address: str = "auto", *, num_cpus: int | None = None, log_to_driver
     :func:`bgai.util.parallel.run_units`.  Calling it again once connected does nothing.
 
     Args:
-        address: ``'auto'``: the cluster started on this machine by ``ray start`` if there is one, else a new
-            local one (``num_cpus`` CPUs, default all); any other value: a cluster address (``HOST:6379``,
-            ``ray://HOST:10001``), which must be reachable.
+        address: ``'auto'``: the cluster of :func:`auto_address` (``RAY_ADDRESS``, else the one ``ray start``
+            recorded on this machine) if there is one, else a new local one (``num_cpus`` CPUs, default all);
+            never another process's private cluster (Ray's own ``'auto'`` joins any cluster it finds running on
+            the machine, e.g. one that a test or another user's job started and may stop at any time).  Any
+            other value: a cluster address (``HOST:PORT``, ``ray://HOST:10001``), which must answer: it is
+            checked first (:func:`check_address`, a TCP connection within :data:`CONNECT_TIMEOUT_S`), so that a
+            wrong address fails in seconds instead of Ray's minutes of retries.
         num_cpus: CPUs of a local cluster started here (``None``: all of this machine's).
         log_to_driver: show the workers' output here.
 
@@ -93,32 +102,211 @@ def connect(address: str = "auto", *, num_cpus: int | None = None, log_to_driver
         A one-line description (the address and the CPUs the cluster has).
 
     Raises:
-        BgaiError: ray is not installed, or the cluster at ``address`` cannot be joined (one line).
+        BgaiError: ray is not installed, or the cluster at ``address`` cannot be joined (one line naming the
+            address; Ray's own log lines of the failed attempt are not shown).
     """
     ray = _ray()
     if not ray.is_initialized():
+        if address == "auto":
+            target = auto_address()
+        else:
+            check_address(address)
+            target = address
         old_term = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
         common = dict(include_dashboard=False, log_to_driver=log_to_driver, configure_logging=False)
         ray_log = logging.getLogger("ray")
         old_level = ray_log.level
         ray_log.setLevel(logging.ERROR)  # Ray's notes on starting (token authentication ...) are not bgai's output
         try:
-            if address == "auto":
-                try:
-                    ray.init(address="auto", **common)
-                except ConnectionError:
-                    ray.init(num_cpus=num_cpus, **common)
-            else:
-                ray.init(address=address, **common)
+            # RAY_ADDRESS would override the address given to ray.init (also 'local'): target already took it
+            with _environ(RAY_ADDRESS=None):
+                if target is None:
+                    ray.init(address="local", num_cpus=num_cpus, **common)
+                else:
+                    with _environ(**{k: os.environ.get(k, v) for k, v in _JOIN_TIMEOUTS.items()}), _stderr_kept():
+                        ray.init(address=target, **common)
         except Exception as exc:  # ray raises ConnectionError, ValueError, RuntimeError ...
-            raise BgaiError(f"cannot join the Ray cluster at {address!r}: {type(exc).__name__}: "
+            where = address if target is None or target == address else f"{address} ({target})"
+            raise BgaiError(f"cannot join the Ray cluster at {where!r}: {type(exc).__name__}: "
                             f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
         finally:
             ray_log.setLevel(old_level)
         if old_term is not None:  # ray.init sets its own: keep SIGTERM as before, so run_units stops on it
             signal.signal(signal.SIGTERM, old_term)
+        _JOINED[:] = [address if address != "auto" else
+                      f"auto ({'local, started here' if target is None else target})"]
     register_backend("ray", _run_ray)
-    return f"Ray cluster {address}: {cluster_cpus()} CPU(s)"
+    return f"Ray cluster {_JOINED[0] if _JOINED else address}: {cluster_cpus()} CPU(s)"
+
+
+#: What :func:`connect` joined (for its one-line description).
+_JOINED: list[str] = []
+
+#: Seconds :func:`check_address` waits for a host name to resolve and for a TCP connection to open.
+CONNECT_TIMEOUT_S = 3.0
+
+#: Ray's settings for joining a cluster whose address answered :func:`check_address` (applied unless already set
+#: in the environment): one attempt (about 35 s) instead of Ray's 20, for an address where a gRPC service that is
+#: not Ray's listens.  (Ray's C++ timeouts are read when ray is imported, so they are not set here.)
+_JOIN_TIMEOUTS = {"RAY_gcs_server_port_wait_time_s": "1"}
+
+
+def auto_address() -> str | None:
+    """The cluster ``connect('auto')`` joins: ``RAY_ADDRESS`` if set, else the one ``ray start`` recorded on this
+    machine (Ray's ``ray_current_cluster`` file) when it answers; ``None``: none, start a local cluster.
+
+    Raises:
+        BgaiError: ``RAY_ADDRESS`` is set but does not answer (:func:`check_address`).
+    """
+    env = os.environ.get("RAY_ADDRESS", "").strip()
+    if env and env not in ("auto", "local"):
+        check_address(env)
+        return env
+    if env == "local":
+        return None
+    try:
+        from ray._private.services import find_bootstrap_address  # the file `ray start` writes, `ray stop` removes
+        recorded = find_bootstrap_address(None)
+    except Exception:  # noqa: BLE001 - an internal of Ray that moved: no recorded cluster
+        recorded = None
+    if not recorded:
+        return None
+    try:
+        check_address(recorded)
+    except BgaiError:  # left by a head node that died without `ray stop`
+        return None
+    return recorded
+
+
+def check_address(address: str, timeout: float | None = None) -> None:
+    """Check that a Ray cluster address (``HOST:PORT``, ``[IPV6]:PORT`` or ``ray://HOST:PORT``) is well formed,
+    that its host name resolves and that a TCP connection to it opens, each within ``timeout`` seconds
+    (default :data:`CONNECT_TIMEOUT_S`).  A loopback host (``localhost``, ``127.0.0.1``) is also tried at this
+    machine's address, where Ray itself connects for it.
+
+    Raises:
+        BgaiError: one line naming the address and what failed.
+    """
+    timeout = CONNECT_TIMEOUT_S if timeout is None else timeout
+    rest = address[len("ray://"):] if address.startswith("ray://") else address
+    host, sep, port_text = rest.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if "://" in rest or not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise BgaiError(f"bad Ray cluster address {address!r}: expected auto, HOST:PORT or ray://HOST:PORT")
+    port = int(port_text)
+    hosts = [host]
+    if host in ("localhost", "127.0.0.1", "::1"):
+        try:
+            from ray._private.services import resolve_ip_for_localhost
+            hosts.append(resolve_ip_for_localhost(host))
+        except Exception:  # noqa: BLE001 - the loopback address alone
+            pass
+    reasons = [_tcp_reason(h, port, timeout) for h in hosts]
+    if not all(reasons):
+        return
+    reason = reasons[0]
+    raise BgaiError(f"cannot join the Ray cluster at {address!r}: {reason}")
+
+
+def _tcp_reason(host: str, port: int, timeout: float) -> str:
+    """Why no TCP connection to ``host:port`` opened within ``timeout`` seconds ('' when one did)."""
+    found: list = []
+
+    def resolve() -> None:  # getaddrinfo takes no timeout: run it in a thread that is waited for that long
+        try:
+            found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except OSError as exc:
+            found.append(exc)
+
+    t = threading.Thread(target=resolve, daemon=True, name="bgai-resolve")
+    t.start()
+    t.join(timeout)
+    if not found:
+        return f"host {host!r} did not resolve within {timeout:g} s"
+    if isinstance(found[0], OSError):
+        return f"unknown host {host!r} ({found[0].strerror or found[0]})"
+    reason = ""
+    for family, kind, proto, _, addr in found[0]:
+        try:
+            with socket.socket(family, kind, proto) as s:
+                s.settimeout(timeout)
+                s.connect(addr)
+                if _tls():
+                    return ""
+                # Ray's head node (its GCS, and the Ray Client server of ray://) speaks gRPC, i.e. HTTP/2: to the
+                # client connection preface and an empty SETTINGS frame it answers with its own SETTINGS frame
+                # (RFC 9113, section 3.4: 9-byte frame header, type 0x4 at byte 3)
+                head = b""
+                try:
+                    s.sendall(_H2_PREFACE)
+                    while len(head) < 9:
+                        chunk = s.recv(9 - len(head))
+                        if not chunk:
+                            break
+                        head += chunk
+                except OSError:
+                    pass
+            if len(head) == 9 and head[3] == 0x4:
+                return ""
+            reason = f"what answers at {host}:{port} is not a Ray cluster (no gRPC reply within {timeout:g} s)"
+        except OSError as exc:
+            reason = (f"no answer from {host}:{port} within {timeout:g} s" if isinstance(exc, TimeoutError)
+                      else f"nothing answers at {host}:{port} ({exc.strerror or exc})")
+    return reason
+
+
+#: HTTP/2 client connection preface and an empty SETTINGS frame (RFC 9113, section 3.4).
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+def _tls() -> bool:
+    """Whether Ray is set to TLS (``RAY_USE_TLS``): then its port answers a TLS handshake, not HTTP/2 in clear."""
+    return os.environ.get("RAY_USE_TLS", "0").strip().lower() in ("1", "true", "yes")
+
+
+@contextlib.contextmanager
+def _environ(**values: str | None):
+    """Environment variables set (``None``: removed) while the block runs, then restored."""
+    old = {k: os.environ.get(k) for k in values}
+    try:
+        for k, v in values.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@contextlib.contextmanager
+def _stderr_kept():
+    """File descriptor 2 sent to a temporary file while the block runs (Ray's C++ core writes its log lines
+    there); the lines are written to stderr after the block when it succeeded, dropped when it raised."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no usable stderr: nothing to keep
+        yield
+        return
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            if ok:
+                tmp.seek(0)
+                text = tmp.read()
+                if text:
+                    os.write(2, text)
 
 
 def cluster_cpus() -> int:
@@ -143,11 +331,8 @@ class _Shipped:
 
 
 def _file_part(text: str) -> str | None:
-    """The existing file a spec string names (the whole string, or the part before its last ``:``), or None."""
-    for candidate in (text, text.rsplit(":", 1)[0] if ":" in text else None):
-        if candidate and os.path.isfile(candidate):
-            return candidate
-    return None
+    """The existing file a spec string names (:func:`bgai.util.journal.spec_file_path`), or None."""
+    return spec_file_path(text)
 
 
 def _ship(obj: Any) -> Any:
