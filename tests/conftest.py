@@ -119,3 +119,30 @@ class UvicornThread:
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(10)
+
+
+def legal_positions(mover_on_board: bool = False):
+    """A hypothesis strategy of legal boards ``(2, 25)`` int8: 15 checkers a side on points, bar and off, no point
+    held by both; half of the draws with the side to move in or near its home board (bear-offs).  With
+    ``mover_on_board`` the side to move keeps at least one checker (else at least one checker is on the board)."""
+    from hypothesis import strategies as st
+
+    from bgai.core.board import validate
+
+    @st.composite
+    def positions(draw):
+        board = np.zeros((2, 25), dtype=np.int8)
+        top = 8 if draw(st.booleans()) else 25
+        for loc in draw(st.lists(st.integers(0, top), min_size=15, max_size=15)):  # 0 = off, 25 = bar
+            if loc:
+                board[0, loc - 1] += 1
+        taken = {24 - (c + 1) for c in range(24) if board[0, c] > 0}
+        free = [c for c in range(24) if c not in taken]
+        for c in draw(st.lists(st.sampled_from(free + [-1, 24]), min_size=15, max_size=15)):  # -1 = off, 24 = bar
+            if c >= 0:
+                board[1, c] += 1
+        if not (board[0] if mover_on_board else board).any():
+            board[0, 0] = 1
+        return validate(board)[0]
+
+    return positions()

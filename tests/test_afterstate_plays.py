@@ -14,13 +14,14 @@ import pickle
 
 import numpy as np
 import pytest
+from conftest import legal_positions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bgai.agents.registry import make_agent
 from bgai.analysis.api import rank_plays
 from bgai.analysis.plays import afterstate_plays
-from bgai.core.board import starting_board, validate
+from bgai.core.board import starting_board
 from bgai.core.movegen import Play, afterstates, legal_plays
 from bgai.errors import IllegalMoveError
 
@@ -55,26 +56,9 @@ def test_reference_positions_all_rolls_equal_legal_plays():
     assert not bad, f"{len(bad)} differences, e.g. {bad[:3]}"
 
 
-@st.composite
-def positions(draw):
-    """A legal board: 15 checkers a side on points, bar and off, no point held by both; half of the draws with
-    the side to move in or near its home board (bear-offs)."""
-    board = np.zeros((2, 25), dtype=np.int8)
-    top = 8 if draw(st.booleans()) else 25
-    for loc in draw(st.lists(st.integers(0, top), min_size=15, max_size=15)):  # 0 = off, 25 = bar
-        if loc:
-            board[0, loc - 1] += 1
-    taken = {24 - (c + 1) for c in range(24) if board[0, c] > 0}
-    free = [c for c in range(24) if c not in taken]
-    for c in draw(st.lists(st.sampled_from(free + [-1, 24]), min_size=15, max_size=15)):  # -1 = off, 24 = bar
-        if c >= 0:
-            board[1, c] += 1
-    if not board[0].any():
-        board[0, 0] = 1
-    return validate(board)[0]
 
 
-@given(positions(), st.tuples(st.integers(1, 6), st.integers(1, 6)))
+@given(legal_positions(mover_on_board=True), st.tuples(st.integers(1, 6), st.integers(1, 6)))
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_random_positions_equal_legal_plays(board, dice):
     assert not _check(board, dice)

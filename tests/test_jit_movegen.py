@@ -18,6 +18,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import legal_positions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -172,27 +173,10 @@ def test_forced_single_die_and_no_play_examples():
     assert len(after) == 1 and np.array_equal(after[0], expect)
 
 
-@st.composite
-def positions(draw):
-    """A legal board: 15 checkers a side on points, bar and off, no point held by both; half of the draws with
-    the side to move in or near its home board (bear-offs)."""
-    board = np.zeros((2, 25), dtype=np.int8)
-    top = 8 if draw(st.booleans()) else 25
-    for loc in draw(st.lists(st.integers(0, top), min_size=15, max_size=15)):  # 0 = off, 25 = bar
-        if loc:
-            board[0, loc - 1] += 1
-    taken = {24 - (c + 1) for c in range(24) if board[0, c] > 0}
-    free = [c for c in range(24) if c not in taken]
-    for c in draw(st.lists(st.sampled_from(free + [-1, 24]), min_size=15, max_size=15)):  # -1 = off, 24 = bar
-        if c >= 0:
-            board[1, c] += 1
-    if not board.any():
-        board[0, 0] = 1
-    return validate(board)[0]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(positions(), st.tuples(st.integers(1, 6), st.integers(1, 6)))
+@given(legal_positions(), st.tuples(st.integers(1, 6), st.integers(1, 6)))
 def test_random_positions(board, dice):
     ref = numpy_afterstates(board, dice)
     got = compiled_afterstates(board, dice)

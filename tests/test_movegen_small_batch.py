@@ -12,10 +12,11 @@ import os
 
 import numpy as np
 import pytest
+from conftest import legal_positions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bgai.core.board import starting_board, validate
+from bgai.core.board import starting_board
 from bgai.core.movegen import SMALL_BATCH, afterstates, use_compiled
 from bgai.errors import InvalidDiceError, InvalidPositionError
 
@@ -23,23 +24,6 @@ FIXTURE = os.path.join(os.path.dirname(__file__), "data", "reference_positions.n
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], dtype=np.int64)
 
 
-@st.composite
-def positions(draw):
-    """A legal board: 15 checkers a side on points, bar and off, no point held by both; half of the draws with
-    the side to move in or near its home board (bear-offs)."""
-    board = np.zeros((2, 25), dtype=np.int8)
-    top = 8 if draw(st.booleans()) else 25
-    for loc in draw(st.lists(st.integers(0, top), min_size=15, max_size=15)):  # 0 = off, 25 = bar
-        if loc:
-            board[0, loc - 1] += 1
-    taken = {24 - (c + 1) for c in range(24) if board[0, c] > 0}
-    free = [c for c in range(24) if c not in taken]
-    for c in draw(st.lists(st.sampled_from(free + [-1, 24]), min_size=15, max_size=15)):  # -1 = off, 24 = bar
-        if c >= 0:
-            board[1, c] += 1
-    if not board.any():
-        board[0, 0] = 1
-    return validate(board)[0]
 
 
 dice_st = st.tuples(st.integers(1, 6), st.integers(1, 6))
@@ -94,7 +78,7 @@ def test_small_batches_equal_the_batched_generator(pairs, k):
 
 
 @FAST
-@given(positions(), dice_st)
+@given(legal_positions(), dice_st)
 def test_random_positions_equal_the_batched_generator(board, dice):
     pad = np.repeat(starting_board()[None], SMALL_BATCH, axis=0)  # batch above the threshold: numpy path
     big = np.concatenate([board[None], pad])
