@@ -167,6 +167,10 @@ def test_acceptance_keeps_the_parent(tmp_path):
     ("start: x.pt:ply=1\n", "config key 'start' takes only the option bearoff=db|net"),
     ("generations: 2\n", "config key 'start' is required"),
     ("start: x.pt\nlabels: {kind: rollout}\n", "rollout labels need trials >= 1"),
+    ("start: x.pt\nlabels: {kind: rollout, trials: 100000000000}\n", "config key 'labels.trials' must be at most"),
+    ("start: x.pt\nsupervised: {net: nonet}\n", "config key 'supervised.net' must be 'all' or one of"),
+    ("start: x.pt\neval: {bench: /nonexistent/bench}\n", "config key 'eval.bench': no strength benchmark at"),
+    ("start: x.pt\neval: {games: 1e17}\n", "config key 'eval.games' must be at most 100,000,000"),
 ])
 def test_bad_config_is_one_line(tmp_path, capsys, text, message):
     path = tmp_path / "g.yaml"
@@ -200,3 +204,26 @@ def test_cli_refuses_changed_config(tmp_path, capsys):
     lines = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and lines == [f"bgai: error: {str(out)!r} was started with another config (seed: 3 -> 4); rerun "
                                  "with the same config to resume, or use another --out"]
+
+
+@pytest.mark.parametrize("kind", ["file", "under-file"])
+def test_unusable_out_folder_is_one_line(tmp_path, capsys, kind):
+    path = tmp_path / "g.yaml"
+    path.write_text(f"start: {START}\n", encoding="utf-8")
+    afile = tmp_path / "afile"
+    afile.write_text("x", encoding="utf-8")
+    out = afile if kind == "file" else afile / "sub"
+    rc = main(["generations", "--config", str(path), "--out", str(out)])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("bgai: error:") and str(out) in lines[0]
+    assert afile.read_text(encoding="utf-8") == "x"
+
+
+def test_generations_may_grow_but_not_shrink(tmp_path):
+    out = tmp_path / "gen"
+    out.mkdir()
+    cfg = {**TINY, "generations": 2}
+    (out / "config.json").write_text(json.dumps(GenerationsConfig.from_dict(cfg).to_dict()), encoding="utf-8")
+    with pytest.raises(ConfigError, match="'generations' may only grow \\(got 1\\)"):
+        run_generations(GenerationsConfig.from_dict({**cfg, "generations": 1}), str(out))
+    assert json.loads((out / "config.json").read_text(encoding="utf-8"))["generations"] == 2

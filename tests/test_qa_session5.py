@@ -278,3 +278,17 @@ def test_rollout_huge_trials_and_empty_config_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"bgai: error: config {str(empty)!r} is empty: give at least 'algorithm: td'" in err
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("value, expect", [("0", False), ("off", False), ("FALSE", False), ("no", False), ("1", None)])
+def test_bgai_numba_switch_words(value, expect):
+    """BGAI_NUMBA=0/false/off/no turns the compiled kernels off; anything else leaves them to numba's presence."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    env = {**os.environ, "BGAI_NUMBA": value}
+    out = subprocess.run([sys.executable, "-c", "from bgai.util import jit; print(jit.AVAILABLE)"], env=env,
+                         capture_output=True, text=True, check=True).stdout.strip()
+    want = (importlib.util.find_spec("numba") is not None) if expect is None else expect
+    assert out == str(want)

@@ -36,13 +36,13 @@ def run(args: argparse.Namespace) -> int:
     config = load_generations_config(args.config)
 
     def stop(signum, frame):  # SIGTERM outside training (which handles it itself) stops like Ctrl-C
-        raise KeyboardInterrupt
+        raise KeyboardInterrupt("SIGTERM")
 
     old_term = signal.signal(signal.SIGTERM, stop)
     try:
         res = run_generations(config, args.out, lines=lambda text: print(text, flush=True), progress=args.progress)
     except (GenerationsInterrupted, KeyboardInterrupt) as exc:
-        print(f"bgai generations: interrupted ({exc or 'Ctrl-C'}); finished steps are kept: run the same command "
+        print(f"bgai generations: interrupted ({str(exc) or 'Ctrl-C'}); finished steps are kept: run the same command "
               "again to resume", file=sys.stderr)
         return 130
     finally:

@@ -70,8 +70,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Callable
 
 from bgai.agents.registry import parse_spec, resolve_spec
+from bgai.analysis.rollout import MAX_TRIALS
 from bgai.errors import BgaiError, ConfigError
-from bgai.evaluate.series import evaluate
+from bgai.evaluate.series import MAX_SERIES, evaluate
 from bgai.evaluate.strength import class_error_rates, load_benchmark
 from bgai.model.bundle import FORMAT_VERSION, load_model_bundle, save_checkpoint
 from bgai.model.files import check_checkpoint_file
@@ -167,6 +168,8 @@ class LabelsSection:
         _coerce(self, "labels.")
         if self.kind not in LABEL_KINDS:
             raise ConfigError(f"config key 'labels.kind' must be one of {', '.join(LABEL_KINDS)}, got {self.kind!r}")
+        if self.trials > MAX_TRIALS:
+            raise ConfigError(f"config key 'labels.trials' must be at most {MAX_TRIALS:,}, got {self.trials:,}")
         if not 1 <= self.shards <= 100_000:
             raise ConfigError(f"config key 'labels.shards' must be in 1..100000, got {self.shards}")
         if not isinstance(self.classes, list) or not all(isinstance(c, str) for c in self.classes):
@@ -209,6 +212,11 @@ class EvalSection:
             raise ConfigError(f"config key 'eval.parent_games' must be even and >= 0, got {self.parent_games}")
         if not 0 <= self.seed < 2**63:
             raise ConfigError(f"config key 'eval.seed' must be in 0..2**63-1, got {self.seed}")
+        for key in ("games", "parent_games"):
+            if getattr(self, key) > MAX_SERIES:
+                raise ConfigError(f"config key 'eval.{key}' must be at most {MAX_SERIES:,}, got {getattr(self, key):,}")
+        if self.bench and not os.path.exists(self.bench):
+            raise ConfigError(f"config key 'eval.bench': no strength benchmark at {self.bench!r}")
 
 
 @dataclass
@@ -255,6 +263,9 @@ class GenerationsConfig:
             self.supervised.validate()
         except ConfigError as exc:
             raise ConfigError(f"config section 'supervised': {exc}") from None
+        if self.supervised.net != "all" and self.supervised.net not in NET_CLASSES:
+            raise ConfigError(f"config key 'supervised.net' must be 'all' or one of {', '.join(NET_CLASSES)}, "
+                              f"got {self.supervised.net!r}")
         self.eval.validate()
 
     def to_dict(self) -> dict[str, Any]:
@@ -365,6 +376,9 @@ def _check_config(out: str, config: GenerationsConfig) -> None:
         old = _read_json(path)
         if not isinstance(old, dict):
             raise ConfigError(f"{path} is not a generations config")
+        if isinstance(old.get("generations"), int) and new["generations"] < old["generations"]:
+            raise ConfigError(f"{out!r} was started for {old['generations']} generations; 'generations' may only "
+                              f"grow (got {new['generations']}), or use another --out")
         same = {**old, "generations": new["generations"]}
         diff = _first_difference(same, new)
         if diff:
@@ -489,7 +503,12 @@ def run_generations(
     say = lines or (lambda text: None)
     if not os.path.exists(os.path.join(out, "gen-0", "model.pt")):
         check_checkpoint_file(parse_spec(resolve_spec(config.start))[0])  # before the folder is made
-    os.makedirs(out, exist_ok=True)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise BgaiError(f"--out {out!r} is a file, not a folder")
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise BgaiError(f"cannot make the output folder {out!r}: {exc.strerror or exc}") from None
     try:
         lock = lock_run_folder(out)
     except ConfigError:

@@ -5,7 +5,8 @@ measured hot spot, and the numpy version stays the reference the tests compare i
 ``compile_kernel(fn)`` and fall back to their numpy path when it returns ``None``:
 
 - numba is missing (``pip install bgai[fast]`` adds it), or
-- the environment variable ``BGAI_NUMBA=0`` turns the kernels off (to compare, or to rule them out).
+- the environment variable ``BGAI_NUMBA=0`` (or ``false``, ``off``, ``no``) turns the kernels off (to compare,
+  or to rule them out).
 
 numba itself is imported by the first ``compile_kernel`` call, not by importing this module (importing numba
 takes 0.5-2 s, which a command that never runs a kernel should not pay); call ``compile_kernel`` when the kernel
@@ -21,7 +22,8 @@ from typing import Callable
 
 #: True when compiled kernels are in use (numba installed and not turned off by ``BGAI_NUMBA=0``).
 AVAILABLE: bool = (
-    os.environ.get("BGAI_NUMBA", "1").strip() != "0" and importlib.util.find_spec("numba") is not None
+    os.environ.get("BGAI_NUMBA", "1").strip().lower() not in ("0", "false", "off", "no")
+    and importlib.util.find_spec("numba") is not None
 )
 
 
