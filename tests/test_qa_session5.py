@@ -292,3 +292,16 @@ def test_bgai_numba_switch_words(value, expect):
                          capture_output=True, text=True, check=True).stdout.strip()
     want = (importlib.util.find_spec("numba") is not None) if expect is None else expect
     assert out == str(want)
+
+
+@pytest.mark.parametrize("query", ["die1=3_0&die2=1", "die1=3&die2=\u0661", "cube_value=1_6&dice=31"])
+def test_request_integers_are_plain_ascii_digits(query):
+    """``int()`` reads ``3_0`` as 30 and Arabic-Indic digits as numbers; request parameters take ASCII digits only."""
+    from urllib.parse import parse_qsl
+
+    from bgai.errors import BgaiError
+    from bgai.formats.request import read_request_params
+
+    params = dict(parse_qsl("position_id=4HPwATDgc/ABMA&" + query))
+    with pytest.raises(BgaiError, match="must be"):
+        read_request_params(params)

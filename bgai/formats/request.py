@@ -328,6 +328,20 @@ def read_request_params(params: Mapping[str, str]) -> PositionRequest:
     return req
 
 
+def _plain_int(text: str) -> int:
+    """``text`` as a decimal integer written with ASCII digits only (an optional sign); Python's ``int`` would also
+    take ``3_0`` as 30 and other scripts' digits.
+
+    Raises:
+        ValueError: anything else.
+    """
+    t = str(text).strip()
+    body = t[1:] if t[:1] in "+-" else t
+    if not body or not body.isascii() or not body.isdigit():
+        raise ValueError(t)
+    return int(t)
+
+
 def _params_dice(params: Mapping[str, str]) -> Dice | None:
     text, d1, d2 = params.get("dice"), params.get("die1"), params.get("die2")
     if text is not None and (d1 is not None or d2 is not None):
@@ -339,7 +353,7 @@ def _params_dice(params: Mapping[str, str]) -> Dice | None:
     if d1 is None or d2 is None:
         raise InvalidDiceError("give both die1 and die2")
     try:
-        pair = (int(d1), int(d2))
+        pair = (_plain_int(d1), _plain_int(d2))
     except ValueError:
         raise InvalidDiceError(
             f"dice must be integers 1..6, got die1={quote_input(d1)}, die2={quote_input(d2)}") from None
@@ -349,7 +363,7 @@ def _params_dice(params: Mapping[str, str]) -> Dice | None:
 def _params_cube(params: Mapping[str, str]) -> CubeState:
     cv = params.get("cube_value", "1")
     try:
-        value = int(cv)
+        value = _plain_int(cv)
     except ValueError:
         raise PositionRequestError(f"cube_value must be 1, 2, 4, ..., got {quote_input(cv)}") from None
     owner_text = params.get("cube_owner", "centred")
