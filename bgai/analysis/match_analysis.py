@@ -736,6 +736,37 @@ def _units_sha256(units: list) -> str:
     return h.hexdigest()
 
 
+def _rank_units(lists: dict, chunk: int) -> list[tuple]:
+    """The ranking units of the job lists ``{which: jobs}``: ``(which, unit, boards, dice, states, keep)`` of at most
+    ``chunk`` jobs each, in order."""
+    units = []
+    for which, jobs in lists.items():
+        n = len(jobs.boards)
+        boards = np.stack(jobs.boards) if n else np.zeros((0, 2, 25), dtype=np.int8)
+        dice = np.array(jobs.dice, dtype=np.int8).reshape(n, 2)
+        keep = np.array(jobs.keep, dtype=bool)
+        units += [(which, u, boards[s:s + chunk], dice[s:s + chunk], jobs.states[s:s + chunk], keep[s:s + chunk])
+                  for u, s in enumerate(range(0, n, chunk))]
+    return units
+
+
+def _open_journal(journal: str | None, units: list[tuple], specs: dict[str, str | None], chunk: int,
+                  take: Callable) -> Journal | None:
+    """The analysis journal (None without one), its finished units already passed to ``take(which, unit, result)``.
+
+    The agents are keyed by model sha256 and options, not by the specs as typed; the records by their jobs' sha256,
+    not by their files' names (a unit's result depends on neither name)."""
+    if journal is None:
+        return None
+    identities = {w: agent_identity(spec) if spec else None for w, spec in specs.items()}
+    settings = {"agents": identities, "chunk": chunk, "units": len(units), "jobs_sha256": _units_sha256(units)}
+    book = Journal(journal, "analyse", settings)
+    for k in sorted(book.done):
+        if 0 <= k < len(units):
+            take(units[k][0], units[k][1], _decode_unit(book.done[k]))
+    return book
+
+
 def _evaluate(plan: _Plan, agents: dict[str, Agent], *, specs: dict[str, str | None], workers: int, chunk: int,
               progress: Callable[[int], None] | None, backend: str = "local", journal: str | None = None):
     """Run every ranking unit (those recorded in ``journal`` taken from it, the others recorded there as they
@@ -748,14 +779,7 @@ def _evaluate(plan: _Plan, agents: dict[str, Agent], *, specs: dict[str, str | N
     lists = {"main": plan.main} if plan.luck is plan.main else {"main": plan.main, "luck": plan.luck}
     best = {w: np.zeros(len(j.boards)) for w, j in lists.items()}
     kept: dict[str, dict[int, list]] = {w: {} for w in lists}
-    units = []
-    for which, jobs in lists.items():
-        n = len(jobs.boards)
-        boards = np.stack(jobs.boards) if n else np.zeros((0, 2, 25), dtype=np.int8)
-        dice = np.array(jobs.dice, dtype=np.int8).reshape(n, 2)
-        keep = np.array(jobs.keep, dtype=bool)
-        units += [(which, u, boards[s:s + chunk], dice[s:s + chunk], jobs.states[s:s + chunk], keep[s:s + chunk])
-                  for u, s in enumerate(range(0, n, chunk))]
+    units = _rank_units(lists, chunk)
 
     def take(which: str, u: int, res) -> None:
         b, k = res
@@ -765,18 +789,8 @@ def _evaluate(plan: _Plan, agents: dict[str, Agent], *, specs: dict[str, str | N
         if progress is not None:
             progress(len(b))
 
-    book = None
-    todo = list(range(len(units)))
-    if journal is not None:
-        # the agents by model sha256 and options, not by the specs as typed; the records by their jobs' sha256,
-        # not by their files' names (a unit's result depends on neither name)
-        identities = {w: agent_identity(specs[w]) if specs.get(w) else None for w in lists}
-        settings = {"agents": identities, "chunk": chunk, "units": len(units), "jobs_sha256": _units_sha256(units)}
-        book = Journal(journal, "analyse", settings)
-        for k in sorted(book.done):
-            if 0 <= k < len(units):
-                take(units[k][0], units[k][1], _decode_unit(book.done[k]))
-        todo = [k for k in todo if k not in book.done]
+    book = _open_journal(journal, units, {w: specs.get(w) for w in lists}, chunk, take)
+    todo = [k for k in range(len(units)) if book is None or k not in book.done]
 
     def collect(i: int, res) -> None:
         k = todo[i]
