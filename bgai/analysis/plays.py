@@ -166,6 +166,34 @@ def cubeful_afterstate_equities(
     return (2.0 * mwc - (win + lose)) / (win - lose), mwc
 
 
+def _cubeful_scores(after: np.ndarray, probs: np.ndarray, src: np.ndarray, cube_states, scores: np.ndarray,
+                    kind: list[str]) -> tuple[list, list]:
+    """Cubeful equity (and match winning chance) of each afterstate whose position has a cube state.
+
+    ``scores`` and ``kind`` are updated in place: such afterstates are ranked by cubeful equity (money) or MWC
+    (match, ``kind`` ``'mwc'``).  Returns ``(cubeful, mwcs)``, lists of ``len(after)`` floats or None (no state, or
+    no MWC in money play)."""
+    m = len(after)
+    cubeful = np.full(m, np.nan)
+    mwcs = np.full(m, np.nan)
+    groups: dict[CubeState, list[int]] = {}
+    for i, st in enumerate(cube_states):
+        if st is not None:
+            groups.setdefault(st, []).append(i)
+    for st, idx in groups.items():
+        rows = np.flatnonzero(np.isin(src, idx))
+        eq, mwc = cubeful_afterstate_equities(after[rows], probs[rows], st)
+        cubeful[rows] = eq
+        if mwc is None:
+            scores[rows] = eq
+        else:
+            mwcs[rows] = mwc
+            scores[rows] = mwc
+            for r in rows.tolist():
+                kind[r] = "mwc"
+    return [None if x != x else x for x in cubeful.tolist()], [None if x != x else x for x in mwcs.tolist()]
+
+
 def rank_plays_batch(
     agent: Agent,
     boards: np.ndarray,
@@ -211,25 +239,7 @@ def rank_plays_batch(
     cubeless = None if probs is None else scores.tolist()
     cubeful = mwcs = None
     if cube_states is not None and probs is not None:
-        cubeful = np.full(m, np.nan)
-        mwcs = np.full(m, np.nan)
-        groups: dict[CubeState, list[int]] = {}
-        for i, st in enumerate(cube_states):
-            if st is not None:
-                groups.setdefault(st, []).append(i)
-        for st, idx in groups.items():
-            rows = np.flatnonzero(np.isin(src, idx))
-            eq, mwc = cubeful_afterstate_equities(after[rows], probs[rows], st)
-            cubeful[rows] = eq
-            if mwc is None:
-                scores[rows] = eq
-            else:
-                mwcs[rows] = mwc
-                scores[rows] = mwc
-                for r in rows.tolist():
-                    kind[r] = "mwc"
-        cubeful = [None if x != x else x for x in cubeful.tolist()]
-        mwcs = [None if x != x else x for x in mwcs.tolist()]
+        cubeful, mwcs = _cubeful_scores(after, probs, src, cube_states, scores, kind)
     order = np.lexsort((np.arange(m), -scores, src)).tolist()
     # each afterstate's play (steps, notation) from the afterstates themselves: no second move generation
     bounds = np.searchsorted(src, np.arange(n + 1)).tolist()
