@@ -409,62 +409,66 @@ def _direct_steps(net: list[tuple[int, int]], bar0: int, opp0: list[int], opp_t:
     """The steps of a play that bears nothing off, from ``net``: ``(point, checkers it lost)`` of the mover's
     changed points (bar = 25), highest first, and ``bar0`` the mover's checkers on the bar before the play; None
     when not one of the cases read off directly (then :func:`_searched_steps`)."""
-    if hi == lo:
-        # a double: n(p) checkers step from p, n(p) = (checkers p lost) + n(p + d) (the steps landing on p)
-        pending = dict(net)
-        steps = []
-        while pending:
-            p = max(pending)
-            k = pending.pop(p)
-            if k < 0 or (k and p <= hi) or len(steps) + k > 4:
-                return None
-            if k:
-                steps.extend([(p, p - hi)] * k)
-                pending[p - hi] = pending.get(p - hi, 0) + k
-    else:
-        bar = bar0  # the mover's checkers on the bar before the play
-        src = []  # the points that lost checkers (one entry a checker), highest first
-        dst = []  # ... that gained
-        for p, k in net:
-            if k == 1:
-                src.append(p)
-            elif k == -1:
-                dst.append(p)
-            elif k > 0:
-                src += [p] * k
-            else:
-                dst += [p] * -k
-        if len(src) == 2 and len(dst) == 2:  # two checkers (a >= b), one die each
-            a, b = src
-            if bar and (a != 25 or (b == 25) != (bar > 1)):  # every checker on the bar enters first
-                return None
-            if sorted((a - hi, b - lo)) == sorted(dst):
-                steps = [(a, a - hi), (b, b - lo)]  # higher die first
-            elif sorted((a - lo, b - hi)) == sorted(dst):
-                # higher die first, unless the one checker on the bar enters with the lower die (it moves first)
-                steps = [(a, a - lo), (b, b - hi)] if a == 25 and bar == 1 else [(b, b - hi), (a, a - lo)]
-            else:
-                return None
-        elif len(src) == 1 and len(dst) == 1 and src[0] - dst[0] in (hi, lo):  # one die only
-            if bar and src[0] != 25:
-                return None
-            steps = [(src[0], dst[0])]
-        elif len(src) == 1 and len(dst) == 1 and src[0] - dst[0] == hi + lo:  # one checker, both dice
-            s, z = src[0], dst[0]
-            if bar > (s == 25):  # a checker left on the bar
-                return None
-            m1, m2 = s - hi, s - lo
-            c1, c2 = opp0[24 - m1], opp0[24 - m2]
-            if c1 == 1 and opp_t[24 - m1] == 0:
-                m = m1  # hits on the higher die's point
-            elif c2 == 1 and opp_t[24 - m2] == 0:
-                m = m2  # hits on the lower die's point
-            else:
-                m = m1 if c1 == 0 else m2  # the higher die first unless its point is closed or keeps its blot
-            steps = [(s, m), (m, z)]
-        else:
+    steps = _double_steps(net, hi) if hi == lo else _nondouble_steps(net, bar0, opp0, opp_t, hi, lo)
+    return None if steps is None else _with_hits(steps, opp0, opp_t)
+
+
+def _double_steps(net: list[tuple[int, int]], d: int):
+    """A double's steps: n(p) checkers step from p, n(p) = (checkers p lost) + n(p + d) (the steps landing on p);
+    None when that does not work out."""
+    pending = dict(net)
+    steps = []
+    while pending:
+        p = max(pending)
+        k = pending.pop(p)
+        if k < 0 or (k and p <= d) or len(steps) + k > 4:
             return None
-    # hits in playing order (the first step landing on a blot hits it); the opponent's row must come out right
+        if k:
+            steps.extend([(p, p - d)] * k)
+            pending[p - d] = pending.get(p - d, 0) + k
+    return steps
+
+
+def _nondouble_steps(net: list[tuple[int, int]], bar: int, opp0: list[int], opp_t: list[int], hi: int, lo: int):
+    """A non-double's steps in playing order (``bar``: the mover's checkers on the bar before the play), or None."""
+    src = []  # the points that lost checkers (one entry a checker), highest first
+    dst = []  # ... that gained
+    for p, k in net:
+        if k > 0:
+            src += [p] * k
+        else:
+            dst += [p] * -k
+    if len(src) == 2 and len(dst) == 2:  # two checkers (a >= b), one die each
+        a, b = src
+        if bar and (a != 25 or (b == 25) != (bar > 1)):  # every checker on the bar enters first
+            return None
+        if sorted((a - hi, b - lo)) == sorted(dst):
+            return [(a, a - hi), (b, b - lo)]  # higher die first
+        if sorted((a - lo, b - hi)) == sorted(dst):
+            # higher die first, unless the one checker on the bar enters with the lower die (it moves first)
+            return [(a, a - lo), (b, b - hi)] if a == 25 and bar == 1 else [(b, b - hi), (a, a - lo)]
+        return None
+    if len(src) != 1 or len(dst) != 1:
+        return None
+    s, z = src[0], dst[0]
+    if s - z in (hi, lo):  # one die only
+        return None if bar and s != 25 else [(s, z)]
+    if s - z != hi + lo or bar > (s == 25):  # not one checker with both dice, or a checker left on the bar
+        return None
+    m1, m2 = s - hi, s - lo
+    c1, c2 = opp0[24 - m1], opp0[24 - m2]
+    if c1 == 1 and opp_t[24 - m1] == 0:
+        m = m1  # hits on the higher die's point
+    elif c2 == 1 and opp_t[24 - m2] == 0:
+        m = m2  # hits on the lower die's point
+    else:
+        m = m1 if c1 == 0 else m2  # the higher die first unless its point is closed or keeps its blot
+    return [(s, m), (m, z)]
+
+
+def _with_hits(steps: list[tuple[int, int]], opp0: list[int], opp_t: list[int]):
+    """``steps`` with their hits in playing order (the first step landing on a blot hits it), two steps listed from
+    the back (equal sources: playing order); None when the opponent's row does not come out as ``opp_t``."""
     opp = opp0.copy()
     out = []
     for p, t in steps:
@@ -475,7 +479,7 @@ def _direct_steps(net: list[tuple[int, int]], bar0: int, opp0: list[int], opp_t:
         out.append((p, t, hit))
     if opp != opp_t:
         return None
-    if len(out) == 2 and out[1][0] > out[0][0]:  # listed from the back (equal sources: playing order)
+    if len(out) == 2 and out[1][0] > out[0][0]:
         out.reverse()
     return tuple(out)
 
