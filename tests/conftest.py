@@ -1,6 +1,6 @@
 """Shared test helpers: comparing bgai afterstates with GNU Backgammon's move generator (gnubg_nn); hand-built
-boards and the afterstates of the reference positions; whether gnubg_nn is installed and the agent to serve;
-uvicorn on a free loopback port.  Test modules import the plain helpers with ``from conftest import ...``
+boards and the afterstates of the reference positions; the error a call raises; whether gnubg_nn is installed
+and the agent to serve; uvicorn on a free loopback port.  Test modules import the plain helpers with ``from conftest import ...``
 (tests/ is on sys.path under pytest)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pytest
 
 from bgai.core.board import flip
 from bgai.core.movegen import afterstates
+from bgai.errors import BgaiError
 
 #: The seeded real-play positions (scripts/make_reference_positions.py).
 REFERENCE_POSITIONS = os.path.join(os.path.dirname(__file__), "data", "reference_positions.npz")
@@ -74,6 +75,16 @@ def reference_afterstates() -> np.ndarray:
     after = after[np.sort(first)]
     after.setflags(write=False)
     return after
+
+
+def error_of(fn, *args) -> tuple[type, str] | None:
+    """``(type, message)`` of the :class:`bgai.errors.BgaiError` that ``fn(*args)`` raises, ``None`` if it returns:
+    to check that two paths reject bad input with the same error."""
+    try:
+        fn(*args)
+    except BgaiError as exc:
+        return type(exc), str(exc)
+    return None
 
 
 def has_gnubg_nn() -> bool:

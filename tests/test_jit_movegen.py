@@ -18,14 +18,13 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import legal_positions
+from conftest import error_of, legal_positions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bgai.core import movegen
 from bgai.core.board import starting_board, validate
 from bgai.core.movegen import afterstates, legal_plays, use_compiled
-from bgai.errors import InvalidDiceError, InvalidPositionError
 from bgai.util import jit
 
 pytest.importorskip("numba")
@@ -55,8 +54,7 @@ def compiled():
         pytest.skip("compiled kernels turned off (BGAI_NUMBA=0)")
     assert use_compiled(True)
     yield
-    use_compiled(False)  # the other test modules start as a fresh process does: numpy path until loaded
-    movegen._auto = True
+    movegen._GENERATOR.reset()  # the other test modules start as a fresh process does: numpy path until loaded
 
 
 @pytest.fixture(scope="module")
@@ -104,8 +102,8 @@ def assert_same(boards, dice, batch: int, validate=True):
 
 
 def test_the_compiled_generator_is_in_use():
-    assert use_compiled(True) and movegen._kernel is not None
-    assert not use_compiled(False) and movegen._kernel is None
+    assert use_compiled(True) and movegen._GENERATOR.kernel is not None
+    assert not use_compiled(False) and movegen._GENERATOR.kernel is None
     assert use_compiled(True)
 
 
@@ -212,14 +210,6 @@ def test_dice_types_and_single_board():
     assert empty[0].shape == ref_empty[0].shape == (0, 2, 25) and empty[1].shape == ref_empty[1].shape == (0,)
 
 
-def _error(fn, boards, dice):
-    try:
-        fn(boards, dice)
-    except (InvalidPositionError, InvalidDiceError) as exc:
-        return type(exc), str(exc)
-    return None
-
-
 def test_bad_input_raises_the_same_errors():
     start = starting_board()
     extra = start.copy()
@@ -250,9 +240,9 @@ def test_bad_input_raises_the_same_errors():
         (np.zeros((2, 24), dtype=np.int8), (3, 1)),
     ]
     for boards, dice in cases:
-        ref = _error(numpy_afterstates, boards, dice)
+        ref = error_of(numpy_afterstates, boards, dice)
         assert ref is not None
-        assert _error(compiled_afterstates, boards, dice) == ref
+        assert error_of(compiled_afterstates, boards, dice) == ref
 
 
 PROBE = """
@@ -294,10 +284,10 @@ from bgai.core.board import starting_board
 loaded = ["numba" in sys.modules]
 mg.afterstates(starting_board(), (3, 1))  # a little work: the numpy path, numba not loaded
 loaded.append("numba" in sys.modules)
-mg.LOAD_AFTER_S = 0.0  # from now on the work done exceeds the threshold: the next call loads the kernel
+mg._GENERATOR.load_after = 0.0  # from now on the work done exceeds the threshold: the next call loads the kernel
 mg.afterstates(starting_board(), (3, 1))
 loaded.append("numba" in sys.modules)
-print(json.dumps([loaded, mg._kernel is not None]))
+print(json.dumps([loaded, mg._GENERATOR.kernel is not None]))
 """
 
 

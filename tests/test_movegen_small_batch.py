@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 import pytest
-from conftest import legal_positions
+from conftest import error_of, legal_positions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -88,14 +88,6 @@ def test_random_positions_equal_the_batched_generator(board, dice):
     np.testing.assert_array_equal(after, ref[ref_src == 0])
 
 
-def _error(boards, dice):
-    try:
-        afterstates(boards, dice)
-    except (InvalidPositionError, InvalidDiceError) as exc:
-        return type(exc), str(exc)
-    return None
-
-
 def test_invalid_input_raises_the_same_errors():
     start = starting_board()
     extra = start.copy()
@@ -108,11 +100,11 @@ def test_invalid_input_raises_the_same_errors():
     negative = start.copy()
     negative[0, 5] = -1
     for bad in (extra, both, negative):
-        small = _error(np.stack([start, bad]), np.array([[3, 1], [3, 1]]))
-        large = _error(np.stack([start, bad] + [start] * SMALL_BATCH), np.full((SMALL_BATCH + 2, 2), 3))
+        small = error_of(afterstates, np.stack([start, bad]), np.array([[3, 1], [3, 1]]))
+        large = error_of(afterstates, np.stack([start, bad] + [start] * SMALL_BATCH), np.full((SMALL_BATCH + 2, 2), 3))
         assert small is not None and small[0] is InvalidPositionError
         assert small == large
-    assert _error(start, (0, 3))[0] is InvalidDiceError
+    assert error_of(afterstates, start, (0, 3))[0] is InvalidDiceError
 
 
 def test_batches_with_many_plays_per_position(pairs):

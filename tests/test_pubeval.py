@@ -166,16 +166,18 @@ def test_compiled_kernel_matches_the_numpy_path_bit_for_bit(real_play):
 @pytest.mark.skipif(not jit.AVAILABLE, reason="numba (the 'fast' extra) not installed or turned off")
 def test_kernel_loaded_after_enough_work_on_the_numpy_path(real_play, monkeypatch):
     boards, dice, _ = real_play
-    monkeypatch.setattr(pubeval, "_compiled", None)  # a fresh process: numpy path, the ski-rental rule on
-    monkeypatch.setattr(pubeval, "_auto", True)
-    monkeypatch.setattr(pubeval, "_numpy_s", 0.0)
-    monkeypatch.setattr(pubeval, "LOAD_AFTER_S", 1e-4)
+    scorer = pubeval._SCORER
+    scorer.reset()  # a fresh process: numpy path, the ski-rental rule on
+    monkeypatch.setattr(scorer, "load_after", 1e-4)
     agent = PubevalAgent()
-    first = agent.choose(boards[:500], dice[:500], np.random.default_rng(0))
-    assert pubeval._compiled is None and pubeval._numpy_s > 1e-4  # 500 positions on the numpy path
-    second = agent.choose(boards[:500], dice[:500], np.random.default_rng(0))
-    assert pubeval._compiled is not None  # then loaded
-    np.testing.assert_array_equal(first, second)
+    try:
+        first = agent.choose(boards[:500], dice[:500], np.random.default_rng(0))
+        assert scorer.kernel is None and scorer.work > 1e-4  # 500 positions on the numpy path
+        second = agent.choose(boards[:500], dice[:500], np.random.default_rng(0))
+        assert scorer.kernel is not None  # then loaded
+        np.testing.assert_array_equal(first, second)
+    finally:
+        pubeval.use_compiled()
 
 
 @pytest.mark.parametrize("compiled", [False, True])

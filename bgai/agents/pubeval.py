@@ -20,9 +20,9 @@ table lookups, the all-off case), with no temporaries: about 5x faster than the 
 without it (or with ``BGAI_NUMBA=0``) and stays the reference.  The kernel adds the 24 point values in float32 in
 numpy's own order (eight running sums, then pairwise: numpy's ``sum`` over an axis of 24), so its scores are bit
 for bit those of the numpy path and the plays chosen are the same.  Loading it costs about 0.2 s of CPU (plus
-numba's import, shared with the other kernels), so it is loaded by :func:`use_compiled` (long runs: series,
-benchmarks) or after :data:`LOAD_AFTER_S` seconds of work on the numpy path (the ski-rental rule of
-:mod:`bgai.core.movegen`): a short command never pays it.
+numba's import, shared with the other kernels), so it is loaded by :func:`use_compiled` or
+:func:`prepare_long_run` (long runs: series, benchmarks) or after :data:`LOAD_AFTER_S` seconds of work on the
+numpy path (the loading rule of :mod:`bgai.util.jit`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import numpy as np
 from bgai.agents.base import Agent, Capabilities, best_per_input
 from bgai.core.board import BAR, as_batch, starting_board
 from bgai.core.movegen import afterstates
-from bgai.util.jit import compile_kernel
+from bgai.util.jit import LazyKernel
 
 #: Score of an afterstate with every checker borne off (Tesauro's constant).
 WIN_SCORE = 99999999.0
@@ -191,60 +191,39 @@ def _kernel(boards, after, src, points, extra, scores, best) -> None:  # pragma:
             top[i] = score
 
 
-#: Seconds of work on the numpy path after which the compiled kernel is loaded (when numba is installed): a
-#: process never spends more than about twice the cheaper choice (the ski-rental rule).
+#: Seconds of scoring on the numpy path after which the compiled kernel is loaded (:class:`bgai.util.jit.LazyKernel`).
 LOAD_AFTER_S = 0.3
-_compiled = None  # the compiled kernel while in use
-_auto = True  # load it after LOAD_AFTER_S seconds on the numpy path (until use_compiled decides)
-_numpy_s = 0.0  # seconds spent so far scoring on the numpy path
 
 
-@lru_cache(maxsize=None)
-def _load_kernel():
-    """The compiled kernel, loaded (numba imported; machine code read from numba's cache, or compiled and cached
-    the first time), or ``None`` without compiled kernels (:func:`bgai.util.jit.compile_kernel`)."""
-    kernel = compile_kernel(_kernel)
-    if kernel is not None:
-        board = starting_board()[None]
-        kernel(board, board, np.zeros(1, dtype=np.int64), *_tables(), np.empty(1), np.empty(1, dtype=np.int64))
-    return kernel
+def _prime(kernel) -> None:
+    """One call of the compiled kernel, which compiles it or loads its machine code from numba's cache."""
+    board = starting_board()[None]
+    kernel(board, board, np.zeros(1, dtype=np.int64), *_tables(), np.empty(1), np.empty(1, dtype=np.int64))
+
+
+_SCORER = LazyKernel(_kernel, LOAD_AFTER_S, prime=_prime)
 
 
 def use_compiled(on: bool = True) -> bool:
-    """Turn pubeval's compiled kernel on (loading it now) or off, for the following scoring calls.
-
-    ``on``: loads it (numba's import and the kernel's cached machine code, about 0.2 s of CPU besides the import,
-    once per process; the first run ever compiles and caches it); long runs (an evaluation series, a benchmark)
-    call it at start, before forking workers, which then inherit it.  ``off``: the numpy path (the reference; the
-    same scores), e.g. to compare.  Without a call, scoring loads it after :data:`LOAD_AFTER_S` seconds of work.
+    """Turn pubeval's compiled kernel on (loading it now) or off (the numpy path, the reference; the same scores),
+    for the following scoring calls (:meth:`bgai.util.jit.LazyKernel.use`).
 
     Returns:
         Whether the kernel is now in use: ``False`` when turned off or without compiled kernels (numba not
         installed, or ``BGAI_NUMBA=0``).
     """
-    global _compiled, _auto
-    _auto = False
-    _compiled = _load_kernel() if on else None
-    return _compiled is not None
+    return _SCORER.use(on)
 
 
 def prepare_long_run() -> bool:
     """Load the compiled kernel now, unless :func:`use_compiled` turned it off: for a long run (an evaluation
-    series of many games) about to fork its worker processes, which then inherit it instead of each loading it.
+    series of many games) about to fork its worker processes, which then inherit it instead of each loading it
+    (:meth:`bgai.util.jit.LazyKernel.prepare`).
 
     Returns:
         Whether the kernel is in use.
     """
-    if _auto and _compiled is None:
-        return use_compiled()
-    return _compiled is not None
-
-
-def _kernel_in_use():
-    """The compiled kernel when it is in use (loaded now if the numpy path has run long enough), else ``None``."""
-    if _compiled is None and _auto and _numpy_s > LOAD_AFTER_S:
-        use_compiled()
-    return _compiled
+    return _SCORER.prepare()
 
 
 def _kernel_scores(kernel, boards: np.ndarray, after: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -288,26 +267,25 @@ class PubevalAgent(Agent):
         boards = as_batch(boards)
         a = as_batch(afterstates)
         src = np.asarray(src)
-        kernel = _kernel_in_use()
+        kernel = _SCORER.get()
         if kernel is not None:
             return _kernel_scores(kernel, boards, a, src)[0]
         return self._numpy_scores(boards, a, src)
 
     def _numpy_scores(self, boards: np.ndarray, a: np.ndarray, src: np.ndarray) -> np.ndarray:
-        global _numpy_s
         t = time.perf_counter()
         score = _raw_scores(a, ~is_race(boards)[src])
         # all 15 off: only possible when at most 4 checkers were left before the play
         maybe = np.flatnonzero((boards[:, 0].sum(axis=1, dtype=np.int16) <= 4)[src])
         score[maybe[~a[maybe, 0].any(axis=1)]] = WIN_SCORE
-        _numpy_s += time.perf_counter() - t
+        _SCORER.count(time.perf_counter() - t)
         return score
 
     def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
         boards = as_batch(boards)
         after, src = afterstates(boards, dice)
-        kernel = _kernel_in_use()
+        kernel = _SCORER.get()
         if kernel is not None:
             return after[_kernel_scores(kernel, boards, after, src)[1]]
         scores = self._numpy_scores(boards, after, src)

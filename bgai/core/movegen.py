@@ -56,7 +56,7 @@ single steps), and the output rows written straight from the input row with thos
 a few us plus about 1 us a position, at batch 1 as at batch 16384.  It gives the same rows in the same order as
 the numpy path, which stays the reference (tests/test_jit_movegen.py).  It is used once loaded: by
 :func:`use_compiled`, or by :func:`afterstates` itself after :data:`LOAD_AFTER_S` seconds of work on the numpy
-path (loading numba costs about half a second, which a short command should not pay).
+path (the loading rule of :mod:`bgai.util.jit`).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ from bgai.core.movegen_jit import DEBRUIJN, generate
 from bgai.core.notation import format_play, parse_moves
 from bgai.core.position import Position
 from bgai.errors import AmbiguousMoveError, IllegalMoveError, InvalidDiceError, InvalidPositionError
-from bgai.util.jit import compile_kernel
+from bgai.util.jit import LazyKernel
 
 __all__ = ["Step", "Play", "afterstates", "use_compiled", "legal_plays", "apply_steps", "parse_play"]
 
@@ -293,17 +293,14 @@ def afterstates(boards, dice, *, validate: bool = True) -> tuple[np.ndarray, np.
             :func:`bgai.core.board.validate`) names the first bad board and what is wrong with it.
         InvalidDiceError: wrong dice shape or values outside 1..6.
     """
-    global _uncompiled_s
     b = np.ascontiguousarray(as_batch(boards))
     n = b.shape[0]
-    kernel = _kernel
-    if kernel is None and _auto and _uncompiled_s > LOAD_AFTER_S and use_compiled():
-        kernel = _kernel
+    kernel = _GENERATOR.get()
     if kernel is not None:
         return _afterstates_compiled(kernel, b, dice, n, validate)
     t = time.perf_counter()
     res = _afterstates_numpy(b, _validate_dice(dice, n), validate)
-    _uncompiled_s += time.perf_counter() - t
+    _GENERATOR.count(time.perf_counter() - t)
     return res
 
 
@@ -923,44 +920,30 @@ _BEAR64 = _BEAR.astype(np.int64)
 
 
 #: Seconds of :func:`afterstates` work on the numpy/Python path after which :func:`afterstates` loads the compiled
-#: generator itself.  Loading costs about 0.6 s of CPU (importing numba, about 0.3 s, and reading the kernel's
-#: cached machine code; the very first run compiles it, about 5 s, and caches it): a short command that generates
-#: few plays never pays it, and no process spends more than about twice the cheaper choice (the ski-rental rule).
-#: Long-running callers (servers, training, benchmarks) call :func:`use_compiled` at start.
+#: generator itself (:class:`bgai.util.jit.LazyKernel`).  Loading costs about 0.6 s of CPU (importing numba, about
+#: 0.3 s, and reading the kernel's cached machine code; the very first run compiles it, about 5 s, and caches it).
 LOAD_AFTER_S = 0.5
-_kernel = None  # the compiled generator while in use
-_auto = True  # load it after LOAD_AFTER_S seconds on the numpy path (until use_compiled decides)
-_uncompiled_s = 0.0  # seconds spent so far on the numpy/Python path
 
 
-@functools.lru_cache(maxsize=None)
-def _load_kernel():
-    """The compiled generator, loaded (numba imported, machine code read from numba's cache or compiled), or
-    ``None`` without compiled kernels (:func:`bgai.util.jit.compile_kernel`)."""
-    kernel = compile_kernel(generate)
-    if kernel is not None:
-        one = np.zeros((1, 2, 25), dtype=np.int8)
-        one[0, 0, 0] = one[0, 1, 0] = 1
-        kernel(one, np.ones((1, 2), dtype=np.int64), True, _BEAR64, DEBRUIJN)  # compiles or loads it
-    return kernel
+def _prime(kernel) -> None:
+    """One call of the compiled generator, which compiles it or loads its machine code from numba's cache."""
+    one = np.zeros((1, 2, 25), dtype=np.int8)
+    one[0, 0, 0] = one[0, 1, 0] = 1
+    kernel(one, np.ones((1, 2), dtype=np.int64), True, _BEAR64, DEBRUIJN)
+
+
+_GENERATOR = LazyKernel(generate, LOAD_AFTER_S, prime=_prime)
 
 
 def use_compiled(on: bool = True) -> bool:
-    """Turn the compiled move generator on (loading it now) or off, for the following :func:`afterstates` calls.
-
-    ``on``: imports numba and loads the kernel's cached machine code (about 0.6 s of CPU the first time in a
-    process; the first run ever compiles and caches it, about 5 s); long-running callers (servers, training,
-    benchmarks) call it at start.  ``off``: the numpy path (the reference; same output), e.g. to compare.  Without
-    a call, :func:`afterstates` loads it after :data:`LOAD_AFTER_S` seconds of work.
+    """Turn the compiled move generator on (loading it now; see :data:`LOAD_AFTER_S`) or off (the numpy path, the
+    reference; the same output), for the following :func:`afterstates` calls (:meth:`bgai.util.jit.LazyKernel.use`).
 
     Returns:
         Whether the compiled generator is now in use: ``False`` when turned off, or without compiled kernels
         (numba not installed, or ``BGAI_NUMBA=0``; see :func:`bgai.util.jit.compile_kernel`).
     """
-    global _kernel, _auto
-    _auto = False
-    _kernel = _load_kernel() if on else None
-    return _kernel is not None
+    return _GENERATOR.use(on)
 
 
 def _afterstates_compiled(kernel, b: np.ndarray, dice, n: int, check: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -831,14 +831,10 @@ def _shot_counts(xm, xo, occ, made, pair_home, blot_o, made_o, home, scratch):  
     return pips_lost, n1, n2
 
 
-def _contact_kernel(b, nn_rule, out):  # pragma: no cover - compiled by numba
-    """:func:`contact_inputs` of ``b`` ``(n, 2, 25)`` int8 into ``out`` ``(n, 250)`` float32, one pass per position.
-
-    Returns 0, 1 when a count is outside 0..15, 2 when a side has more than 15 checkers (``out`` is then partly
-    written).  Integer arithmetic and the float32 (or, where numpy divides int64 by a float32, float64) operations
-    of :func:`_half_inputs`, in the same order, so the output is bit-identical."""
-    n = b.shape[0]
-    for i in range(n):
+def _count_status(b):  # pragma: no cover - compiled by numba
+    """The kernels' check of ``b`` ``(n, 2, 25)`` int8: 0, 1 when a count is outside 0..15, 2 when a side has more
+    than 15 checkers (the first bad board decides)."""
+    for i in range(b.shape[0]):
         for s in range(2):
             tot = 0
             for c in range(25):
@@ -848,6 +844,19 @@ def _contact_kernel(b, nn_rule, out):  # pragma: no cover - compiled by numba
                 tot += v
             if tot > 15:
                 return 2
+    return 0
+
+
+def _contact_kernel(b, nn_rule, out):  # pragma: no cover - compiled by numba
+    """:func:`contact_inputs` of ``b`` ``(n, 2, 25)`` int8 into ``out`` ``(n, 250)`` float32, one pass per position.
+
+    Returns 0, 1 when a count is outside 0..15, 2 when a side has more than 15 checkers (``out`` is then partly
+    written).  Integer arithmetic and the float32 (or, where numpy divides int64 by a float32, float64) operations
+    of :func:`_half_inputs`, in the same order, so the output is bit-identical."""
+    n = b.shape[0]
+    bad = _count_status(b)
+    if bad:
+        return bad
     x = np.zeros((2, 25), dtype=np.int64)
     occ = np.zeros(2, dtype=np.int64)
     made = np.zeros(2, dtype=np.int64)
@@ -1011,16 +1020,9 @@ def _race_kernel(b, out):  # pragma: no cover - compiled by numba
     Returns 0, 1 when a count is outside 0..15, 2 when a side has more than 15 checkers, 3 when a checker
     stands on a 24-point or bar (``out`` is then partly written)."""
     n = b.shape[0]
-    for i in range(n):
-        for s in range(2):
-            tot = 0
-            for c in range(25):
-                v = b[i, s, c]
-                if v < 0 or v > 15:
-                    return 1
-                tot += v
-            if tot > 15:
-                return 2
+    bad = _count_status(b)
+    if bad:
+        return bad
     for i in range(n):
         for s in range(2):
             if b[i, s, 23] > 0 or b[i, s, 24] > 0:
@@ -1045,8 +1047,8 @@ def _race_kernel(b, out):  # pragma: no cover - compiled by numba
     return 0
 
 
-_CONTACT_KERNEL = EncoderKernel(_contact_kernel, helpers=(_top_bit, _rev24, _shot_counts))
-_RACE_KERNEL = EncoderKernel(_race_kernel)
+_CONTACT_KERNEL = EncoderKernel(_contact_kernel, helpers=(_count_status, _top_bit, _rev24, _shot_counts))
+_RACE_KERNEL = EncoderKernel(_race_kernel, helpers=(_count_status,))
 
 
 # --- encoders -------------------------------------------------------------------------------------------------
