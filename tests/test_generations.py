@@ -1,5 +1,6 @@
 """Generations of supervised training (bgai.train.generations, ``bgai generations``): a tiny two-generation job,
-its records, resume after an interruption (finished steps untouched), a changed config refused, config errors."""
+its records, resume after an interruption (finished steps untouched), a changed config refused (but for more
+generations or another number of workers), config errors."""
 
 from __future__ import annotations
 
@@ -122,6 +123,10 @@ def test_two_generations_resume_and_refusal(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
     # a finished job: nothing to do
     assert run_generations(config, str(out)).steps == []
+    # nor with another number of workers (labels and evaluations do not depend on it), which config.json records
+    assert json.loads((out / "config.json").read_text())["workers"] == 1
+    assert run_generations(GenerationsConfig.from_dict({**TINY, "workers": 2}), str(out)).steps == []
+    assert json.loads((out / "config.json").read_text())["workers"] == 2
     # a changed config is refused with one line naming the key
     changed = GenerationsConfig.from_dict({**TINY, "labels": {**TINY["labels"], "keep": 0.5}})
     with pytest.raises(ConfigError, match=r"labels\.keep: 0\.3 -> 0\.5"):
@@ -171,6 +176,8 @@ def test_acceptance_keeps_the_parent(tmp_path):
     ("start: x.pt\nsupervised: {net: nonet}\n", "config key 'supervised.net' must be 'all' or one of"),
     ("start: x.pt\neval: {bench: /nonexistent/bench}\n", "config key 'eval.bench': no strength benchmark at"),
     ("start: x.pt\neval: {games: 1e17}\n", "config key 'eval.games' must be at most 100,000,000"),
+    ("start: x.pt\nseed: 1\nlabels: {kind: ply1, kind: ply2}\n", "duplicate key 'kind' on line 3 (first on line 3)"),
+    ("start: x.pt\nseed: 1\ngenerations: 2\nseed: 2\n", "duplicate key 'seed' on line 4 (first on line 2)"),
 ])
 def test_bad_config_is_one_line(tmp_path, capsys, text, message):
     path = tmp_path / "g.yaml"
@@ -199,7 +206,7 @@ def test_cli_refuses_changed_config(tmp_path, capsys):
     cfg = {**TINY, "eval": {"games": 10, "seed": 5}}
     (out / "config.json").write_text(json.dumps(GenerationsConfig.from_dict(cfg).to_dict()), encoding="utf-8")
     path = tmp_path / "g.yaml"
-    path.write_text(json.dumps({**cfg, "seed": 4}), encoding="utf-8")
+    path.write_text(json.dumps({**cfg, "seed": 4, "workers": 3}), encoding="utf-8")  # workers may change
     rc = main(["generations", "--config", str(path), "--out", str(out)])
     lines = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and lines == [f"bgai: error: {str(out)!r} was started with another config (seed: 3 -> 4); rerun "

@@ -27,7 +27,8 @@ Numbers: YAML 1.1 (PyYAML) reads ``1e-3`` as a string; bgai's loader reads it, `
 value (``games: 1e6``).  Non-finite numbers are refused.
 
 Every error is a :class:`~bgai.errors.ConfigError` naming the key: an unknown key, a wrong type, a value out of
-range, a file that cannot be read or is not UTF-8 text, malformed YAML.
+range, a file that cannot be read or is not UTF-8 text, malformed YAML, a key given twice in one mapping (with
+its line: PyYAML alone would keep the last value silently).
 """
 
 from __future__ import annotations
@@ -63,10 +64,24 @@ __all__ = [
 MAX_PARALLEL_GAMES = 65536
 
 
-# --- YAML with YAML 1.2 floats --------------------------------------------------------------------------------
+# --- YAML with YAML 1.2 floats and no duplicate keys ---------------------------------------------------------
 
 class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader, reading ``1e-3`` (no dot) as a float, as YAML 1.2 does."""
+    """PyYAML's safe loader, reading ``1e-3`` (no dot) as a float, as YAML 1.2 does, and refusing a key given twice
+    in one mapping (YAML requires unique keys; PyYAML would keep the last value silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            first: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # '<<' merges: its keys may be overridden (a complex key is left to PyYAML)
+                key = self.construct_object(key_node)
+                line = key_node.start_mark.line + 1
+                if key in first:
+                    raise yaml.YAMLError(f"duplicate key {key!r} on line {line} (first on line {first[key]})")
+                first[key] = line
+        return super().construct_mapping(node, deep=deep)
 
 
 _Loader.add_implicit_resolver(
@@ -77,10 +92,10 @@ _Loader.add_implicit_resolver(
 
 
 def yaml_load(text: str) -> Any:
-    """Parse YAML text with bgai's loader (safe; ``1e-3`` is a number).
+    """Parse YAML text with bgai's loader (safe; ``1e-3`` is a number; a key twice in a mapping is an error).
 
     Raises:
-        yaml.YAMLError: malformed YAML.
+        yaml.YAMLError: malformed YAML, or a duplicate key (``duplicate key 'lr' on line 7 (first on line 5)``).
     """
     return yaml.load(text, Loader=_Loader)
 
@@ -512,7 +527,8 @@ def read_yaml_file(path: str | os.PathLike) -> Any:
     """A YAML file's content (UTF-8 text).
 
     Raises:
-        ConfigError: unreadable file, bytes that are not UTF-8 (the offset named), malformed YAML.
+        ConfigError: unreadable file, bytes that are not UTF-8 (the offset named), malformed YAML, a duplicate key
+            (named, with its line).
     """
     name = os.fspath(path)
     try:

@@ -28,7 +28,8 @@ them in the config is an error).
 Output folder ``OUT``:
 
 * ``config.json``: the resolved config.  A rerun with the same config resumes; one that differs (but for a larger
-  ``generations``) is refused with one line naming the first changed key.
+  ``generations`` or another ``workers``: the label shards and the evaluations are pure functions of their seeds,
+  whatever the number of processes) is refused with one line naming the first changed key.
 * ``gen-0/model.pt``: the start model (options applied: ``bearoff=db`` attaches the bear-off database, which every
   later generation keeps); ``gen-0/eval.json``: its evaluation, the learning curve's first point.
 * ``gen-K/labels/``: the label folder (:mod:`bgai.train.labels`); ``gen-K/train/``: the training run folder
@@ -369,7 +370,8 @@ def _first_difference(old: Any, new: Any, prefix: str = "") -> str | None:
 
 
 def _check_config(out: str, config: GenerationsConfig) -> None:
-    """Write ``OUT/config.json``, or check that the folder's config is this one (``generations`` may grow)."""
+    """Write ``OUT/config.json``, or check that the folder's config is this one (``generations`` may grow,
+    ``workers`` change; the file is then rewritten)."""
     path = os.path.join(out, "config.json")
     new = config.to_dict()
     if os.path.exists(path):
@@ -379,12 +381,12 @@ def _check_config(out: str, config: GenerationsConfig) -> None:
         if isinstance(old.get("generations"), int) and new["generations"] < old["generations"]:
             raise ConfigError(f"{out!r} was started for {old['generations']} generations; 'generations' may only "
                               f"grow (got {new['generations']}), or use another --out")
-        same = {**old, "generations": new["generations"]}
+        same = {**old, "generations": new["generations"], "workers": new["workers"]}
         diff = _first_difference(same, new)
         if diff:
             raise ConfigError(f"{out!r} was started with another config ({diff}); rerun with the same config to "
                               "resume, or use another --out")
-        if old["generations"] == new["generations"]:
+        if old == new:
             return
     atomic_write_json(path, new)
 
