@@ -134,6 +134,8 @@ def main() -> None:
 
     bot = Bot.from_spec(spec)
     limit_threads(1)
+    if hasattr(bot, "use_compiled"):  # the compiled kernels, loaded as the server loads them (older trees: none)
+        bot.use_compiled()
     rng = np.random.default_rng(args.seed)
 
     def in_process(name: str, board: np.ndarray) -> float:
