@@ -125,7 +125,8 @@ class Bot:
             return [RankedPlay(p, float("nan"), "none") for p in order]
         with self._lock:
             ranked = rank_plays(self.agent, board, dice, cube_state)
-        return [r for r in ranked if r.play.steps]
+        # no legal play: the one entry is the unchanged position (its steps are read only here)
+        return [] if len(ranked) == 1 and not ranked[0].play.steps else ranked
 
     # ------------------------------------------------------------------------------------- probabilities
     def probabilities(self, board: np.ndarray) -> np.ndarray | None:

@@ -248,8 +248,12 @@ def _plays_json(ranked: list[RankedPlay], board: np.ndarray) -> tuple[str, list[
     after = after[1:]
     over = is_game_over(after)
     boards = after.tolist()
-    probs = [None if rp.probabilities is None else dict(zip(OUTPUTS, np.asarray(rp.probabilities).tolist()))
-             for rp in ranked]
+    if all(rp.probabilities is not None for rp in ranked):  # (one conversion for all the plays)
+        rows = np.array([rp.probabilities for rp in ranked], dtype=np.float64).tolist()
+        probs = [dict(zip(OUTPUTS, p)) for p in rows]
+    else:
+        probs = [None if rp.probabilities is None else dict(zip(OUTPUTS, np.asarray(rp.probabilities).tolist()))
+                 for rp in ranked]
     results = {}
     if over.any():
         winner, pts = result_kind(after[over])
