@@ -247,11 +247,16 @@ def _read(text: str, dice: object, match_id: str | None, fibs_scores: str) -> Po
     return _complete(board, fmt, dice, None, (state, fs.doubled, fs.dice, "the FIBS board"))
 
 
+#: The state of a position given without one (money, centred cube, Jacoby); frozen, so shared (making one costs
+#: several microseconds of checks).
+_NO_CUBE_STATE = CubeState()
+
+
 def _complete(board: np.ndarray, fmt: str, dice: object, match_id: str | None, carried=None) -> PositionRequest:
     """The checks after the board is read: finished game, the Match ID (or the format's own cube fields,
     ``carried`` = ``(state, double offered, roll, where)``), the dice."""
     check_game_not_over(board)
-    state, cube_given, double_offered, roll, where = CubeState(), False, False, None, ""
+    state, cube_given, double_offered, roll, where = _NO_CUBE_STATE, False, False, None, ""
     if carried is not None:
         state, double_offered, roll, where = carried
         cube_given = True
