@@ -117,9 +117,10 @@ def encode_position_id(board: np.ndarray) -> str:
         InvalidPositionError: a board of the wrong shape or not a legal position.
     """
     board = getattr(board, "board", board)
-    arr = validate_boards(board)
+    arr = as_batch(board)
     if arr.shape[0] != 1:
         raise PositionIDError(f"encode_position_id takes one (2, 25) board, got shape {arr.shape}")
+    validate_boards(arr)
     # one board: the bit string as a Python int (a few microseconds; the batch encoder's numpy calls cost more)
     key = pos = 0
     me, opp = arr[0].tolist()
