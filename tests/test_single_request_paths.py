@@ -127,3 +127,40 @@ def test_bot_with_compiled_kernels_ranks_plays_exactly_as_before():
     from bgai.util.jit import AVAILABLE
 
     assert res["on"] == AVAILABLE and ("_encode_kernel" in res["loaded"]) == AVAILABLE
+
+
+@pytest.mark.parametrize("hidden", [(128,), (80,), (40, 20)])
+def test_fast_forward_small_batches_equal_the_transposed_weights(hidden):
+    """FastForward's plain copy of the first layer (batches of tens of rows) gives the bits of the transposed view
+    (the reference), for every batch size, and follows in-place updates of the weights."""
+    import torch
+
+    from bgai.model.features import get_encoder
+    from bgai.model.nets import FastForward, NetSpec, ValueNet
+
+    enc = get_encoder("extended")
+    net = ValueNet(NetSpec(enc.size, hidden, "sigmoid"), generator=torch.Generator().manual_seed(1))
+    ff = FastForward(net)
+    boards = _random_boards(700, 4)
+    boards = boards[[e is None for e in validation_errors(boards)]]
+    x = enc(boards)
+
+    def reference(rows):
+        h = rows
+        for w, b in zip(ff.weights, ff.biases):  # the transposed views, as before the plain copy
+            h = h @ w
+            h += b
+            torch.sigmoid_(torch.from_numpy(h))
+        return h
+
+    for n in list(range(1, 300)) + [400]:
+        rows = np.ascontiguousarray(x[:n])
+        assert np.array_equal(ff(rows), reference(rows)), n
+    plain = [n for n, same in ff._plain_same.items() if same]
+    assert len(plain) > 100  # (most sizes of tens of rows take the plain copy)
+    rows = np.ascontiguousarray(x[: plain[-1]])
+    before = ff(rows)
+    with torch.no_grad():
+        net.body[0].weight.mul_(1.5)
+    after = ff(rows)
+    assert not np.array_equal(before, after) and np.array_equal(after, reference(rows))
