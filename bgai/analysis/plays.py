@@ -354,8 +354,8 @@ def afterstate_plays(board: np.ndarray, after: np.ndarray, dice, *, lazy: bool =
 
 class _StepReader:
     """The steps of the afterstates of one position and roll (:func:`afterstate_plays`), one afterstate at a
-    time: the first few read each compare their afterstate with the board in Python; from the third on, the
-    differences of all the afterstates are taken at once (one numpy pass, about 0.04 ms)."""
+    time: the first few read each compare their afterstate with the board; from the third on, the differences of
+    all the afterstates are taken at once (one conversion to lists, about 0.04 ms)."""
 
     def __init__(self, board: np.ndarray, after: np.ndarray, hi: int, lo: int) -> None:
         self.after, self.hi, self.lo = after, hi, lo
@@ -364,17 +364,16 @@ class _StepReader:
         self.reads = 0
 
     def _prepare(self) -> None:
-        b0, after = np.array(self.me0, dtype=np.int16), self.after
-        self.opp_t = after[:, 1].tolist()
+        # one conversion, then plain Python: cheaper than numpy passes over a position's few tens of afterstates
+        # (40 instead of 55 us), and much cheaper when the caches are cold (70 instead of 150 us)
+        me0 = self.me0
+        rows = self.after.tolist()
+        self.opp_t = [r[1] for r in rows]
         # per afterstate: the mover's points that lost (> 0) or gained (< 0) checkers, highest point first
-        diff = b0 - after[:, 0]
-        rows, cols = np.nonzero(diff[:, ::-1])
-        vals = diff[rows, 24 - cols].tolist()
-        points = (25 - cols).tolist()
-        bounds = np.searchsorted(rows, np.arange(len(after) + 1)).tolist()
-        self.off = diff.sum(axis=1).tolist()  # checkers borne off by each play
-        self.net = [list(zip(points[bounds[i] : bounds[i + 1]], vals[bounds[i] : bounds[i + 1]]))
-                    for i in range(len(after))]
+        cols = range(24, -1, -1)
+        self.net = [[(c + 1, me0[c] - me_t[c]) for c in cols if me0[c] != me_t[c]] for me_t, _ in rows]
+        total = sum(me0)
+        self.off = [total - sum(me_t) for me_t, _ in rows]  # checkers borne off by each play
 
     def steps(self, i: int) -> tuple:
         """The steps of afterstate ``i`` (IllegalMoveError when no legal play reaches it)."""
