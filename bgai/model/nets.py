@@ -14,6 +14,7 @@ trainer through :func:`bgai.core.equity.swap_perspective`).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -150,7 +151,8 @@ class FastForward:
     limits depend on the CPU and the shapes).  So the plain copy is used for a batch of ``n < PLAIN_ROWS`` rows
     only when a probe product of ``n`` seeded random rows gave the same bits both ways (checked once per ``n``);
     the copy is made again whenever torch's version counter of the weight says it changed (every in-place update
-    counts).  The results are those of the transposed view (``tests/test_single_request_paths.py``).
+    counts).  The results are those of the transposed view (``tests/test_single_request_paths.py``).  Small
+    batches write into output buffers kept per thread and per batch size (the result is a copy).
     """
 
     def __init__(self, net: ValueNet):
@@ -161,6 +163,7 @@ class FastForward:
         self._first = layers[0].weight
         self._plain: tuple[int, np.ndarray] | None = None  # (version of the weight, its (in, out) C copy)
         self._plain_same: dict[int, bool] = {}  # rows -> the plain copy gives the view's bits
+        self._local = threading.local()  # per thread: rows -> output buffers of small batches (_buffers)
 
     def _plain_first(self) -> np.ndarray:
         """The first layer's ``(in, out)`` weights, C-contiguous, of the current version."""
@@ -183,17 +186,36 @@ class FastForward:
             self._plain_same[n] = same
         return same
 
+    def _buffers(self, n: int) -> list:
+        """This thread's ``(array, tensor)`` output buffers of each layer for batches of ``n`` rows (the tensor a
+        view of the array, made once: ``torch.from_numpy`` costs as much as a small product on cold caches)."""
+        local = self._local.__dict__
+        bufs = local.get(n)
+        if bufs is None:
+            bufs = []
+            for w in self.weights:
+                a = np.empty((n, w.shape[1]), dtype=np.float32)
+                bufs.append((a, torch.from_numpy(a)))
+            local[n] = bufs
+        return bufs
+
     def __call__(self, x: np.ndarray) -> np.ndarray:
         h = np.ascontiguousarray(x, dtype=np.float32)
+        n = h.shape[0]
         last = len(self.weights) - 1
+        bufs = self._buffers(n) if n < PLAIN_ROWS else None
         for i, (w, b) in enumerate(zip(self.weights, self.biases)):
-            if i == 0 and self._use_plain(h.shape[0]):
+            if i == 0 and self._use_plain(n):
                 w = self._plain_first()
-            h = h @ w
+            if bufs is None:
+                h = h @ w
+                t = torch.from_numpy(h)
+            else:
+                out, t = bufs[i]
+                h = np.matmul(h, w, out=out)
             h += b
-            t = torch.from_numpy(h)
             if i < last and self.relu:
                 torch.relu_(t)
             else:
                 torch.sigmoid_(t)
-        return h
+        return h if bufs is None else h.copy()
