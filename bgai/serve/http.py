@@ -80,7 +80,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bgai import __version__
 from bgai.analysis.api import CubeDecision, PositionRequest, RankedPlay
-from bgai.core.board import as_batch, flip, is_game_over, result_kind
+from bgai.core.board import as_batch, flip, result_kind
 from bgai.core.cube_state import CubeState
 from bgai.core.dice import Dice
 from bgai.core.equity import OUTPUTS, swap_perspective
@@ -246,8 +246,8 @@ def _plays_json(ranked: list[RankedPlay], board: np.ndarray) -> tuple[str, list[
     if not ranked:
         return board_id, []
     after = after[1:]
-    over = is_game_over(after)
     boards = after.tolist()
+    over = [not any(me) or not any(opp) for me, opp in boards]  # a side has borne off all (counts are >= 0)
     if all(rp.probabilities is not None for rp in ranked):  # (one conversion for all the plays)
         rows = np.array([rp.probabilities for rp in ranked], dtype=np.float64).tolist()
         probs = [dict(zip(OUTPUTS, p)) for p in rows]
@@ -255,8 +255,8 @@ def _plays_json(ranked: list[RankedPlay], board: np.ndarray) -> tuple[str, list[
         probs = [None if rp.probabilities is None else dict(zip(OUTPUTS, np.asarray(rp.probabilities).tolist()))
                  for rp in ranked]
     results = {}
-    if over.any():
-        winner, pts = result_kind(after[over])
+    if any(over):
+        winner, pts = result_kind(after[np.array(over)])
         results = dict(zip(np.flatnonzero(over).tolist(), zip(winner.tolist(), pts.tolist())))
     items = []
     for i, rp in enumerate(ranked):
@@ -348,6 +348,8 @@ class ResignParams(CubeStateParams):
 
 
 _PLAY_FIELDS = tuple(PlayParams.model_fields)
+#: The parameters of ``/api/plays`` that are not text (validated by pydantic).
+_INT_PLAY_FIELDS = frozenset(k for k, f in PlayParams.model_fields.items() if f.annotation != (str | None))
 
 
 class _Refused(Exception):
@@ -435,8 +437,11 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         try:
             if len(params) != len(params.multi_items()):  # a parameter given more than once
                 raise _Refused
-            fields = PlayParams.model_validate({k: params[k] for k in _PLAY_FIELDS if k in params})
-            response = answer_plays(params, fields.limit)
+            if _INT_PLAY_FIELDS.isdisjoint(params.keys()):  # text parameters only: nothing for pydantic to check
+                limit = None
+            else:
+                limit = PlayParams.model_validate({k: params[k] for k in _PLAY_FIELDS if k in params}).limit
+            response = answer_plays(params, limit)
         except Exception:  # noqa: BLE001 - answered again by FastAPI, with its error handling
             await FastAPI.__call__(app, scope, receive, send)
             return
