@@ -348,6 +348,7 @@ class ResignParams(CubeStateParams):
 
 
 _PLAY_FIELDS = tuple(PlayParams.model_fields)
+_JSON_TYPE = (b"content-type", b"application/json")
 #: The parameters of ``/api/plays`` that are not text (validated by pydantic).
 _INT_PLAY_FIELDS = frozenset(k for k, f in PlayParams.model_fields.items() if f.annotation != (str | None))
 
@@ -411,8 +412,8 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         without play scores); None otherwise (making one costs about 40 microseconds)."""
         return None if bot.capabilities.play_scores else next_rng()
 
-    def answer_plays(params, limit: int | None) -> Response:
-        """The ``/api/plays`` answer to query parameters ``params`` (``limit`` read from them)."""
+    def answer_plays(params, limit: int | None) -> bytes:
+        """The ``/api/plays`` answer (JSON) to query parameters ``params`` (``limit`` read from them)."""
         req = read_request_params(params)
         if req.dice is None:
             raise RequestError("no dice given: use dice=31 or die1=3&die2=1 (or an XGID with dice)")
@@ -420,7 +421,7 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
             raise RequestError(f"limit must be >= 1, got {limit}")
         ranked = bot.rank_plays(req.board, req.dice, rng_if_needed(), req.cube_state if req.cube_given else None)
         position_id, items = _plays_json(ranked[:limit] if limit is not None else ranked, req.board)
-        return _json_response({
+        return to_json({
             "position_id": position_id,
             "dice": list(req.dice),
             "agent": bot.spec,
@@ -441,11 +442,14 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
                 limit = None
             else:
                 limit = PlayParams.model_validate({k: params[k] for k in _PLAY_FIELDS if k in params}).limit
-            response = answer_plays(params, limit)
+            body = answer_plays(params, limit)
         except Exception:  # noqa: BLE001 - answered again by FastAPI, with its error handling
             await FastAPI.__call__(app, scope, receive, send)
             return
-        await response(scope, receive, send)
+        # the messages starlette's Response sends for it (the same head and body), without making one
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-length", str(len(body)).encode()), _JSON_TYPE]})
+        await send({"type": "http.response.body", "body": body})
 
     if bot.capabilities.play_scores:  # (others draw a random play: one draw per request, by FastAPI's route)
         app.lean = {"/api/plays": HostCheck(lean_plays, hosts=tuple(hosts))}
@@ -503,7 +507,7 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         Match ID or XGID), the resulting Position ID and board (mover's view, rows not swapped) and whether the
         game is over.  ``best`` is the first play (``null`` when no play is legal).
         """
-        return answer_plays(request.query_params, params.limit)
+        return Response(answer_plays(request.query_params, params.limit), media_type="application/json")
 
     @app.get("/api/evaluate", summary="Probabilities, cubeless and cubeful equity of the side on roll",
              openapi_extra=_openapi(CubeStateParams))
