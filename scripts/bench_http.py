@@ -13,11 +13,14 @@ Positions: seeded pubeval-vs-pubeval self-play (positions before a roll, distinc
 every request of a row uses another position, and the positions where the roll has no legal play are skipped.
 Beside each HTTP row, the same work in this process without the web layer: :meth:`bgai.serve.bot.Bot.rank_plays`
 (every play's notation read) / :meth:`~bgai.serve.bot.Bot.evaluate` on the same positions (numpy's BLAS and torch
-limited to one thread, as the server does), so ``HTTP - in-process`` is the cost of the web layer (request
-parsing, JSON, uvicorn, the socket).  Rows print the median (p50) and 90th and 95th percentiles (p90, p95) over
-the requests, after ``--warmup`` untimed requests; the HTTP and in-process passes alternate over ``--rounds`` rounds.
-``server CPU/request``: the server process's CPU time (user + system, ``/proc``, 10 ms ticks) over a row's HTTP
-requests divided by their number -- the web layer's cost without the waits of a busy machine.
+limited to one thread and the compiled kernels loaded, :meth:`~bgai.serve.bot.Bot.use_compiled`, as the server
+does), so ``HTTP - in-process`` is the cost of the web layer (request parsing, JSON, uvicorn, the socket, the
+client).  Rows print the median (p50) and 90th and 95th percentiles (p90, p95) over the requests, after
+``--warmup`` untimed requests, and ``rounds``, the median of the rounds' p50s; the HTTP and in-process passes
+alternate over ``--rounds`` rounds.  ``server CPU/request``: the server process's CPU time (user + system,
+``/proc``, 10 ms ticks) over a round's HTTP requests divided by their number, the median of the rounds -- the
+server's cost without the waits of a busy machine; ``client CPU``: this process's CPU time within the timed round
+trips (``http.client`` sending the request and reading the answer), a part of each round trip that is not bgai's.
 
 ``--compare CHECKOUT`` serves the same agent from a second bgai checkout too (``PYTHONPATH=CHECKOUT``, e.g. the
 main branch) and alternates the two servers pass by pass, so both see the same load: before/after in one run.
@@ -97,16 +100,19 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def get(conn: http.client.HTTPConnection, path: str) -> tuple[float, dict]:
-    """Seconds from sending the request to the last byte of the answer, and the decoded answer."""
+def get(conn: http.client.HTTPConnection, path: str) -> tuple[float, float, dict]:
+    """Seconds from sending the request to the last byte of the answer (wall clock), this process's CPU seconds in
+    that time (the client's part of the round trip), and the decoded answer."""
+    c = time.process_time()
     t = time.perf_counter()
     conn.request("GET", path)
     resp = conn.getresponse()
     body = resp.read()
     dt = time.perf_counter() - t
+    dc = time.process_time() - c
     if resp.status != 200:
         raise SystemExit(f"{path}: status {resp.status}: {body[:500]!r}")
-    return dt, json.loads(body)
+    return dt, dc, json.loads(body)
 
 
 def main() -> None:
@@ -134,6 +140,8 @@ def main() -> None:
 
     bot = Bot.from_spec(spec)
     limit_threads(1)
+    if hasattr(bot, "use_compiled"):  # the compiled kernels, loaded as the server loads them (older trees: none)
+        bot.use_compiled()
     rng = np.random.default_rng(args.seed)
 
     def in_process(name: str, board: np.ndarray) -> float:
@@ -148,7 +156,9 @@ def main() -> None:
     servers = {"this": None} if not args.compare else {"this": None, "compare": args.compare}
     procs, conns = {}, {}
     http_t: dict[tuple[str, str], list[float]] = {}
-    server_cpu: dict[tuple[str, str], float] = {}
+    server_cpu: dict[tuple[str, str], list[float]] = {}  # per round: server CPU seconds per request
+    client_cpu: dict[tuple[str, str], list[float]] = {}  # per round: this process's CPU seconds per request
+    round_p50: dict[tuple[str, str], list[float]] = {}  # per round: the p50 of the HTTP requests
     proc_t: dict[str, list[float]] = {k: [] for k in rows}
     counts: dict[str, list[int]] = {k: [] for k in rows}
     try:
@@ -157,7 +167,8 @@ def main() -> None:
             procs[srv] = start_server(spec, port, checkout)
             conns[srv] = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
             for name in rows:
-                http_t[srv, name], server_cpu[srv, name] = [], 0.0
+                http_t[srv, name], server_cpu[srv, name], client_cpu[srv, name] = [], [], []
+                round_p50[srv, name] = []
         for name, (path, boards, _) in rows.items():  # warm-up, untimed
             for b in boards[: args.warmup]:
                 for srv in servers:
@@ -175,13 +186,18 @@ def main() -> None:
                     if kind == "proc":
                         proc_t[name].extend(in_process(name, b) for b in part)
                         continue
-                    cpu0 = cpu_seconds(procs[kind].pid)
+                    cpu0, own = cpu_seconds(procs[kind].pid), 0.0
+                    times = []
                     for pid in ids:
-                        dt, out = get(conns[kind], path.format(pid))
-                        http_t[kind, name].append(dt)
+                        dt, dc, out = get(conns[kind], path.format(pid))
+                        times.append(dt)
+                        own += dc
                         if "count" in out and kind == "this":
                             counts[name].append(out["count"])
-                    server_cpu[kind, name] += cpu_seconds(procs[kind].pid) - cpu0
+                    server_cpu[kind, name].append((cpu_seconds(procs[kind].pid) - cpu0) / len(ids))
+                    client_cpu[kind, name].append(own / len(ids))
+                    http_t[kind, name].extend(times)
+                    round_p50[kind, name].append(float(np.median(times)))
         for c in conns.values():
             c.close()
     finally:
@@ -194,20 +210,25 @@ def main() -> None:
 
     print(f"-- {spec}: one client, keep-alive, {args.rounds} rounds x {args.requests} requests per row "
           f"(wall clock, ms); load average {os.getloadavg()[0]:.2f}")
+    print("p50s: all requests of a row (rounds: the median of the rounds' p50s); CPU: the median of the rounds' "
+          "CPU per request, the server's and this client's within the round trips (sending, reading)")
     for srv, checkout in servers.items():
         if args.compare:
             print(f"server: {'this checkout' if checkout is None else checkout}")
-        print(f"{'row':<10} {'HTTP p50':>9} {'p90':>7} {'p95':>7}   {'in-process p50':>14} {'p90':>7}   "
-              f"{'web layer p50':>13}   {'server CPU/request':>18}")
+        print(f"{'row':<10} {'HTTP p50':>9} {'rounds':>7} {'p90':>7} {'p95':>7}   {'in-process p50':>14} {'p90':>7}   "
+              f"{'web layer p50':>13}   {'server CPU/request':>18} {'client CPU':>10}")
         for name in rows:
             h = 1e3 * np.array(http_t[srv, name])
             p = 1e3 * np.array(proc_t[name])
             h50, h90, h95 = np.percentile(h, [50, 90, 95])
             p50, p90 = np.percentile(p, [50, 90])
             extra = f"   (mean {np.mean(counts[name]):.1f} plays)" if counts[name] else ""
-            cpu = 1e3 * server_cpu[srv, name] / len(h)
-            print(f"{name:<10} {h50:9.3f} {h90:7.3f} {h95:7.3f}   {p50:14.3f} {p90:7.3f}   {h50 - p50:13.3f}   "
-                  f"{cpu:18.3f}{extra}")
+            r50 = 1e3 * np.median(round_p50[srv, name])
+            cpu = 1e3 * np.median(server_cpu[srv, name])
+            own = 1e3 * np.median(client_cpu[srv, name])
+            print(f"{name:<10} {h50:9.3f} {r50:7.3f} {h90:7.3f} {h95:7.3f}   {p50:14.3f} {p90:7.3f}   {h50 - p50:13.3f}   "
+                  f"{cpu:18.3f} {own:10.3f}{extra}")
+
 
 if __name__ == "__main__":
     main()

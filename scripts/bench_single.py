@@ -20,8 +20,12 @@ time), so a busy machine's waits do not count.
 The script uses only public APIs that older checkouts have too: ``PYTHONPATH=/other/checkout python
 scripts/bench_single.py`` measures that checkout (run both alternately for a before/after).
 
+``--compiled`` loads the compiled move generator and input encoders first, as ``bgai serve http`` does
+(:meth:`bgai.serve.bot.Bot.use_compiled`); without it the process runs as a short command does (numpy until the
+kernels' warm-up, the move generator's after half a second of work).
+
 Usage: ``python scripts/bench_single.py [--model checkpoints/bgai-td128.pt] [--pairs 300] [--rounds 3] [--seed 1]
-[--wall]``
+[--wall] [--compiled]``
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from positions import selfplay_positions  # scripts/positions.py
 
 from bgai.agents.neural import NeuralAgent
 from bgai.analysis.api import rank_plays, rank_plays_batch
+from bgai.core import movegen
 from bgai.core.movegen import afterstates
 from bgai.util.threads import limit_threads
 
@@ -63,11 +68,16 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--wall", action="store_true", help="wall-clock time instead of the process CPU time")
+    ap.add_argument("--compiled", action="store_true", help="load the compiled move generator and input encoders "
+                    "first, as a server does (bgai.serve.bot.Bot.use_compiled); default: as a short command has them")
     args = ap.parse_args()
     clock = time.perf_counter if args.wall else time.process_time
 
     limit_threads(1)
     agent = NeuralAgent.load(args.model, ply=0)
+    if args.compiled:  # (older checkouts: the move generator's kernel only, or nothing)
+        getattr(movegen, "use_compiled", lambda: None)()
+        getattr(agent.bundle, "use_compiled_encoders", lambda: None)()
     rng = np.random.default_rng(args.seed)
     pool = selfplay_positions(3 * args.pairs * args.rounds + 100, args.seed, games=64)
     boards, dice = pairs_with_plays(pool, args.seed)
@@ -106,7 +116,8 @@ def main() -> None:
             times[name].extend(rows[name](bs, ds))
 
     print(f"-- one (position, roll) at 0-ply, {os.path.basename(args.model)}, {args.rounds} rounds x {args.pairs} "
-          f"pairs, {'wall' if args.wall else 'process CPU'} clock, 1 thread; load average {os.getloadavg()[0]:.2f}")
+          f"pairs, {'wall' if args.wall else 'process CPU'} clock, 1 thread"
+          f"{', compiled kernels loaded first' if args.compiled else ''}; load average {os.getloadavg()[0]:.2f}")
     ref = float(np.median(times["gnubg_nn.best_move"])) if gnubg_nn is not None else None
     for name, ts in times.items():
         med = float(np.median(ts))

@@ -55,12 +55,22 @@ def cubeless_equity(probs: np.ndarray) -> np.ndarray:
 _ROW_WORDS = ((0, 8, 16, 17), (25, 33, 41, 42))
 
 
+#: Batches up to this size are checked by one ``any`` reduction in :func:`_empty_rows` (a few microseconds), larger
+#: ones by reading words.
+_FEW_ROWS = 64
+
+
 def _empty_rows(b: np.ndarray, rows: tuple[int, ...]) -> list[np.ndarray]:
     """For each row in ``rows``: ``(N,)`` bool, that row of each board has no checker, i.e.
-    ``b[:, row].sum(axis=1, dtype=np.int16) == 0``.  A C-contiguous int8 batch without negative counts is read as
-    a few 8-byte words per board (several times faster than the sum); any other batch is summed."""
+    ``b[:, row].sum(axis=1, dtype=np.int16) == 0``.  An int8 batch without negative counts: a large C-contiguous
+    one is read as a few 8-byte words per board (several times faster than the sum), a small one (up to
+    :data:`_FEW_ROWS` boards: one call, a few microseconds) or a strided one by ``any``; any other batch is
+    summed."""
     n = b.shape[0]
-    if n and b.dtype == np.int8 and b.ndim == 3 and b.shape[1:] == (2, 25) and b.flags.c_contiguous and b.min() >= 0:
+    if n and b.dtype == np.int8 and b.ndim == 3 and b.shape[1:] == (2, 25) and b.min() >= 0:
+        if n <= _FEW_ROWS or not b.flags.c_contiguous:  # (a few boards: one reduction beats the word reads)
+            empty = ~b.any(axis=2)
+            return [empty[:, row] for row in rows]
         out = []
         for row in rows:
             words = _ROW_WORDS[row]

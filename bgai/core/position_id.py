@@ -45,6 +45,8 @@ _MAX_ONES = _KEY_BITS - _SLOTS  # 30 checkers at most in all
 _ALPHABET = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", dtype=np.uint8)
 _DECODE = np.full(256, -1, dtype=np.int16)
 _DECODE[_ALPHABET] = np.arange(64, dtype=np.int16)
+_SLOT_INDEX = np.arange(_SLOTS, dtype=np.int16)
+_BIT_INDEX = np.arange(_KEY_BITS, dtype=np.int16)
 
 
 def encode_position_ids(boards: np.ndarray, *, validate: bool = True) -> list[str]:
@@ -66,14 +68,16 @@ def encode_position_ids(boards: np.ndarray, *, validate: bool = True) -> list[st
     if n == 0:
         return []
     # gnubg order: opponent (row 1) first, then the side on roll (row 0); 50 slots of "n ones then a zero".
-    counts = np.concatenate([b[:, 1, :], b[:, 0, :]], axis=1).astype(np.int16)  # (N, 50)
-    ends = np.cumsum(counts + 1, axis=1) - 1  # position of each slot's terminating zero, (N, 50)
-    bits = np.ones((n, _KEY_BITS), dtype=np.uint8)
-    rows = np.repeat(np.arange(n), _SLOTS)
-    bits[rows, ends.ravel()] = 0
-    bits[np.arange(_KEY_BITS)[None, :] > ends[:, -1:]] = 0  # padding after the last slot
-    keys = np.packbits(bits, axis=1, bitorder="little")  # (N, 10)
-    return _b64_encode(keys)
+    ends = np.cumsum(b[:, ::-1].reshape(n, _SLOTS), axis=1, dtype=np.int16)
+    ends += _SLOT_INDEX  # position of each slot's terminating zero, (N, 50)
+    if ends[:, -1].max() >= _KEY_BITS or b.min() < 0:  # not a position (passed with validate=False)
+        validate_boards(b)  # raises, naming the fault
+    bits = _BIT_INDEX < ends[:, -1:]  # ones up to the last slot's zero, the padding after it zero
+    bits.reshape(-1)[(ends + (np.arange(n, dtype=np.int64) * _KEY_BITS)[:, None]).ravel()] = False
+    keys = np.zeros((n, 12), dtype=np.uint8)  # 10 bytes and 2 of padding: 16 Base64 characters, 14 kept
+    keys[:, :10] = np.packbits(bits, axis=1, bitorder="little")
+    text = base64.b64encode(keys.tobytes()).decode("ascii")
+    return [text[k : k + POSITION_ID_LENGTH] for k in range(0, 16 * n, 16)]
 
 
 def _decode_one(s: str) -> np.ndarray | None:
@@ -116,7 +120,14 @@ def encode_position_id(board: np.ndarray) -> str:
     arr = as_batch(board)
     if arr.shape[0] != 1:
         raise PositionIDError(f"encode_position_id takes one (2, 25) board, got shape {arr.shape}")
-    return encode_position_ids(arr)[0]
+    validate_boards(arr)
+    # one board: the bit string as a Python int (a few microseconds; the batch encoder's numpy calls cost more)
+    key = pos = 0
+    me, opp = arr[0].tolist()
+    for count in opp + me:  # gnubg order: opponent first; each slot "count ones, then a zero"
+        key |= ((1 << count) - 1) << pos
+        pos += count + 1
+    return base64.b64encode(key.to_bytes(12, "little")).decode("ascii")[:POSITION_ID_LENGTH]
 
 
 def decode_position_ids(position_ids: Iterable[str]) -> np.ndarray:
@@ -208,17 +219,4 @@ def _clean(s: object, index: int) -> str:
 def _fail(i: int, s: str, n: int, what: str) -> None:
     where = f" (item {i})" if n > 1 else ""
     raise PositionIDError(f"Position ID {s!r}{where}: {what}")
-
-
-def _b64_encode(keys: np.ndarray) -> list[str]:
-    """Base64 without padding of ``(N, 10)`` uint8 keys -> 14-character strings (vectorised)."""
-    n = keys.shape[0]
-    padded = np.zeros((n, 12), dtype=np.uint32)
-    padded[:, :10] = keys
-    groups = padded.reshape(n, 4, 3)
-    word = (groups[:, :, 0] << 16) | (groups[:, :, 1] << 8) | groups[:, :, 2]  # (N, 4) 24-bit
-    sextets = (word[:, :, None] >> np.array([18, 12, 6, 0], dtype=np.uint32)) & 63  # (N, 4, 4)
-    chars = _ALPHABET[sextets.reshape(n, 16)[:, :POSITION_ID_LENGTH]]
-    blob = chars.tobytes().decode("ascii")
-    return [blob[k : k + POSITION_ID_LENGTH] for k in range(0, n * POSITION_ID_LENGTH, POSITION_ID_LENGTH)]
 

@@ -106,7 +106,12 @@ class PositionRequest:
 def game_over_message(board: np.ndarray) -> str | None:
     """``None`` while the game is on; otherwise why there is nothing to play or decide (a side has borne off all
     15 checkers).  ``board`` is ``(2, 25)`` from the side on roll's view."""
-    off = off_counts(np.asarray(board)[None])[0]
+    b = np.asarray(board)
+    if b.dtype == np.int8 and b.shape == (2, 25):  # (one int8 board: Python sums, cheaper than numpy's)
+        me, opp = b.tolist()
+        off = (15 - sum(me), 15 - sum(opp))
+    else:
+        off = off_counts(b[None])[0]
     if off[1] == 15:
         return "the game is over: the opponent of the side on roll has borne off all 15 checkers"
     if off[0] == 15:
@@ -247,11 +252,16 @@ def _read(text: str, dice: object, match_id: str | None, fibs_scores: str) -> Po
     return _complete(board, fmt, dice, None, (state, fs.doubled, fs.dice, "the FIBS board"))
 
 
+#: The state of a position given without one (money, centred cube, Jacoby); frozen, so shared (making one costs
+#: several microseconds of checks).
+_NO_CUBE_STATE = CubeState()
+
+
 def _complete(board: np.ndarray, fmt: str, dice: object, match_id: str | None, carried=None) -> PositionRequest:
     """The checks after the board is read: finished game, the Match ID (or the format's own cube fields,
     ``carried`` = ``(state, double offered, roll, where)``), the dice."""
     check_game_not_over(board)
-    state, cube_given, double_offered, roll, where = CubeState(), False, False, None, ""
+    state, cube_given, double_offered, roll, where = _NO_CUBE_STATE, False, False, None, ""
     if carried is not None:
         state, double_offered, roll, where = carried
         cube_given = True

@@ -276,6 +276,17 @@ class ModelBundle:
             out[idx] = k if k < len(self.nets) else -2
         return out
 
+    def use_compiled_encoders(self) -> None:
+        """Load the compiled kernels of the nets' input encoders now (:mod:`bgai.model.kernels`), for a
+        long-running process that encodes few positions per call: a server (about 20 afterstates a request) would
+        otherwise run the numpy path for its first :data:`~bgai.model.kernels.WARM_UP_POSITIONS` positions,
+        several thousand requests.  Without compiled kernels (numba missing, ``BGAI_NUMBA=0``) nothing changes;
+        either way the encodings are bit-identical."""
+        one = np.zeros((1, 2, 25), dtype=np.int8)
+        one[0, :, 5] = 15
+        for n in self.nets:
+            n.encoder.encode(one, compiled=True)
+
     def probabilities(self, boards: np.ndarray) -> np.ndarray:
         """Outcome probabilities for the side on roll, one network call per net with positions in the batch.
 

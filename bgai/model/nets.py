@@ -14,6 +14,7 @@ trainer through :func:`bgai.core.equity.swap_perspective`).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -131,6 +132,11 @@ class ValueNet(nn.Module):
         return torch.sigmoid(self.body(x))
 
 
+#: Batches of fewer rows than this may take the first layer's product with a plain (C-contiguous) copy of its
+#: weights (see :class:`FastForward`); larger ones keep the transposed view (no faster there).
+PLAIN_ROWS = 256
+
+
 class FastForward:
     """Inference-only evaluation of a :class:`ValueNet` on numpy features, without autograd.
 
@@ -138,6 +144,15 @@ class FastForward:
     these shapes, see ``scripts/bench_selfplay.py``), the sigmoids in torch, in place.  Holds numpy *views* of
     the net's parameters (no copy): it always evaluates the current weights, also while an optimiser updates
     them in place.  ``__call__(x (N, F) float32) -> (N, 5) float32`` probabilities.
+
+    Batches of tens of rows (a request's afterstates): the first layer's product with the transposed view takes
+    1.5-3x as long as with a plain copy of the weights, and for most batch sizes the BLAS computes both the same
+    way (its packed GEMM), bit for bit; for the smallest ones it may not (OpenBLAS's small-matrix kernels, whose
+    limits depend on the CPU and the shapes).  So the plain copy is used for a batch of ``n < PLAIN_ROWS`` rows
+    only when a probe product of ``n`` seeded random rows gave the same bits both ways (checked once per ``n``);
+    the copy is made again whenever torch's version counter of the weight says it changed (every in-place update
+    counts).  The results are those of the transposed view (``tests/test_single_request_paths.py``).  Small
+    batches write into output buffers kept per thread and per batch size (the result is a copy).
     """
 
     def __init__(self, net: ValueNet):
@@ -145,16 +160,62 @@ class FastForward:
         self.weights = [m.weight.detach().numpy().T for m in layers]  # (in, out) views
         self.biases = [m.bias.detach().numpy() for m in layers]
         self.relu = net.spec.activation == "relu"
+        self._first = layers[0].weight
+        self._plain: tuple[int, np.ndarray] | None = None  # (version of the weight, its (in, out) C copy)
+        self._plain_same: dict[int, bool] = {}  # rows -> the plain copy gives the view's bits
+        self._local = threading.local()  # per thread: rows -> output buffers of small batches (_buffers)
+
+    def _plain_first(self) -> np.ndarray:
+        """The first layer's ``(in, out)`` weights, C-contiguous, of the current version."""
+        version = self._first._version
+        plain = self._plain
+        if plain is None or plain[0] != version:
+            plain = (version, np.ascontiguousarray(self.weights[0]))
+            self._plain = plain
+        return plain[1]
+
+    def _use_plain(self, n: int) -> bool:
+        """Whether a batch of ``n`` rows takes the first product with the plain copy (see the class docstring)."""
+        same = self._plain_same.get(n)
+        if same is None:
+            if n >= PLAIN_ROWS:
+                return False
+            w = self.weights[0]
+            probe = np.random.default_rng(n).standard_normal((n, w.shape[0])).astype(np.float32)
+            same = bool(np.array_equal(probe @ w, probe @ self._plain_first()))
+            self._plain_same[n] = same
+        return same
+
+    def _buffers(self, n: int) -> list:
+        """This thread's ``(array, tensor)`` output buffers of each layer for batches of ``n`` rows (the tensor a
+        view of the array, made once: ``torch.from_numpy`` costs as much as a small product on cold caches)."""
+        local = self._local.__dict__
+        bufs = local.get(n)
+        if bufs is None:
+            bufs = []
+            for w in self.weights:
+                a = np.empty((n, w.shape[1]), dtype=np.float32)
+                bufs.append((a, torch.from_numpy(a)))
+            local[n] = bufs
+        return bufs
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         h = np.ascontiguousarray(x, dtype=np.float32)
+        n = h.shape[0]
         last = len(self.weights) - 1
+        bufs = self._buffers(n) if n < PLAIN_ROWS else None
         for i, (w, b) in enumerate(zip(self.weights, self.biases)):
-            h = h @ w
+            if i == 0 and self._use_plain(n):
+                w = self._plain_first()
+            if bufs is None:
+                h = h @ w
+                t = torch.from_numpy(h)
+            else:
+                out, t = bufs[i]
+                h = np.matmul(h, w, out=out)
             h += b
-            t = torch.from_numpy(h)
             if i < last and self.relu:
                 torch.relu_(t)
             else:
                 torch.sigmoid_(t)
-        return h
+        return h if bufs is None else h.copy()

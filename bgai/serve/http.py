@@ -80,7 +80,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bgai import __version__
 from bgai.analysis.api import CubeDecision, PositionRequest, RankedPlay
-from bgai.core.board import as_batch, flip, is_game_over, result_kind
+from bgai.core.board import as_batch, flip, result_kind
 from bgai.core.cube_state import CubeState
 from bgai.core.dice import Dice
 from bgai.core.equity import OUTPUTS, swap_perspective
@@ -246,13 +246,17 @@ def _plays_json(ranked: list[RankedPlay], board: np.ndarray) -> tuple[str, list[
     if not ranked:
         return board_id, []
     after = after[1:]
-    over = is_game_over(after)
     boards = after.tolist()
-    probs = [None if rp.probabilities is None else dict(zip(OUTPUTS, np.asarray(rp.probabilities).tolist()))
-             for rp in ranked]
+    over = [not any(me) or not any(opp) for me, opp in boards]  # a side has borne off all (counts are >= 0)
+    if all(rp.probabilities is not None for rp in ranked):  # (one conversion for all the plays)
+        rows = np.array([rp.probabilities for rp in ranked], dtype=np.float64).tolist()
+        probs = [dict(zip(OUTPUTS, p)) for p in rows]
+    else:
+        probs = [None if rp.probabilities is None else dict(zip(OUTPUTS, np.asarray(rp.probabilities).tolist()))
+                 for rp in ranked]
     results = {}
-    if over.any():
-        winner, pts = result_kind(after[over])
+    if any(over):
+        winner, pts = result_kind(after[np.array(over)])
         results = dict(zip(np.flatnonzero(over).tolist(), zip(winner.tolist(), pts.tolist())))
     items = []
     for i, rp in enumerate(ranked):
@@ -344,6 +348,9 @@ class ResignParams(CubeStateParams):
 
 
 _PLAY_FIELDS = tuple(PlayParams.model_fields)
+_JSON_TYPE = (b"content-type", b"application/json")
+#: The parameters of ``/api/plays`` that are not text (validated by pydantic).
+_INT_PLAY_FIELDS = frozenset(k for k, f in PlayParams.model_fields.items() if f.annotation != (str | None))
 
 
 class _Refused(Exception):
@@ -405,8 +412,8 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         without play scores); None otherwise (making one costs about 40 microseconds)."""
         return None if bot.capabilities.play_scores else next_rng()
 
-    def answer_plays(params, limit: int | None) -> Response:
-        """The ``/api/plays`` answer to query parameters ``params`` (``limit`` read from them)."""
+    def answer_plays(params, limit: int | None) -> bytes:
+        """The ``/api/plays`` answer (JSON) to query parameters ``params`` (``limit`` read from them)."""
         req = read_request_params(params)
         if req.dice is None:
             raise RequestError("no dice given: use dice=31 or die1=3&die2=1 (or an XGID with dice)")
@@ -414,7 +421,7 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
             raise RequestError(f"limit must be >= 1, got {limit}")
         ranked = bot.rank_plays(req.board, req.dice, rng_if_needed(), req.cube_state if req.cube_given else None)
         position_id, items = _plays_json(ranked[:limit] if limit is not None else ranked, req.board)
-        return _json_response({
+        return to_json({
             "position_id": position_id,
             "dice": list(req.dice),
             "agent": bot.spec,
@@ -431,12 +438,18 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         try:
             if len(params) != len(params.multi_items()):  # a parameter given more than once
                 raise _Refused
-            fields = PlayParams.model_validate({k: params[k] for k in _PLAY_FIELDS if k in params})
-            response = answer_plays(params, fields.limit)
+            if _INT_PLAY_FIELDS.isdisjoint(params.keys()):  # text parameters only: nothing for pydantic to check
+                limit = None
+            else:
+                limit = PlayParams.model_validate({k: params[k] for k in _PLAY_FIELDS if k in params}).limit
+            body = answer_plays(params, limit)
         except Exception:  # noqa: BLE001 - answered again by FastAPI, with its error handling
             await FastAPI.__call__(app, scope, receive, send)
             return
-        await response(scope, receive, send)
+        # the messages starlette's Response sends for it (the same head and body), without making one
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-length", str(len(body)).encode()), _JSON_TYPE]})
+        await send({"type": "http.response.body", "body": body})
 
     if bot.capabilities.play_scores:  # (others draw a random play: one draw per request, by FastAPI's route)
         app.lean = {"/api/plays": HostCheck(lean_plays, hosts=tuple(hosts))}
@@ -494,7 +507,7 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         Match ID or XGID), the resulting Position ID and board (mover's view, rows not swapped) and whether the
         game is over.  ``best`` is the first play (``null`` when no play is legal).
         """
-        return answer_plays(request.query_params, params.limit)
+        return Response(answer_plays(request.query_params, params.limit), media_type="application/json")
 
     @app.get("/api/evaluate", summary="Probabilities, cubeless and cubeful equity of the side on roll",
              openapi_extra=_openapi(CubeStateParams))
@@ -647,8 +660,9 @@ def serve_http(
     seconds, only requests whose ``Host`` is ``localhost``/``127.0.0.1``/``::1``, ``host`` or one of
     ``allow_hosts`` (``'*'``: any).  Torch and BLAS run single-threaded in this process
     (:func:`bgai.util.threads.limit_threads`): one position per request gains nothing from a second thread, which
-    only spins and adds to the tail latency.  The objects made before serving are frozen out of the garbage
-    collector's full collections (``gc.freeze``).
+    only spins and adds to the tail latency.  The compiled kernels of the move generator and the input encoders
+    are loaded before serving (:meth:`bgai.serve.bot.Bot.use_compiled`).  The objects made before serving are
+    frozen out of the garbage collector's full collections (``gc.freeze``).
 
     Raises:
         OSError: the address cannot be bound.  LimitError: bad limits.
@@ -656,6 +670,7 @@ def serve_http(
     import uvicorn
 
     limit_threads(1)  # one position per request: a second torch/BLAS thread only spins
+    bot.use_compiled()  # the compiled move generator and encoders from the first request (Bot.use_compiled)
     app = create_app(bot, seed=seed, hosts=allowed_hosts(host, allow_hosts))
     # the objects made so far (torch, numpy, the model, FastAPI) live as long as the server: out of the garbage
     # collector's sight, so that its full collections, triggered by the requests' short-lived objects, do not
