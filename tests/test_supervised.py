@@ -191,6 +191,41 @@ def test_a_class_net_split_off_a_one_net_bundle_and_trained(data, tmp_path):
     assert np.abs(p_out[race] - p_one[race]).max() > 1e-4
 
 
+def test_contact_and_crashed_nets_split_off_in_turn(data, tmp_path):
+    """net: crashed when the net for crashed positions has no other class left (race, bear-off and contact split
+    off it): that net is renamed and trained; the contact and race nets keep their values."""
+    net, enc = net_for("tesauro198", (6,), 5)
+    one = ModelBundle.single(net, enc, {"algorithm": "td"})
+    three = one.split_net(["race"], "race").split_net(["bearoff"], "bearoff").split_net(["contact"], "contact")
+    assert [(n.name, n.classes) for n in three.nets] == [("all", ("crashed",)), ("contact", ("contact",)),
+                                                         ("bearoff", ("bearoff",)), ("race", ("race",))]
+    renamed = three.rename_net("all", "crashed")
+    assert renamed.names() == ["crashed", "contact", "bearoff", "race"]
+    assert renamed.get("crashed").record == {"algorithm": "td", "renamed_from": "all"}
+    assert renamed.get("crashed").net is three.get("all").net and three.names()[0] == "all"
+    with pytest.raises(CheckpointError, match="already has a net 'race'"):
+        three.rename_net("all", "race")
+    with pytest.raises(CheckpointError, match="no net 'x'"):
+        three.rename_net("x", "y")
+    save_checkpoint(bundle_file(three), tmp_path / "three.pt")
+    cfg = TrainConfig.from_dict({
+        "algorithm": "supervised", "model": {"encoding": "tesauro198", "hidden": [6]},
+        "run": {"seed": 1, "eval_every": 0, "checkpoint_every": 0},
+        "supervised": {"data": data["path"], "net": "crashed", "warm_start": str(tmp_path / "three.pt"),
+                       "epochs": 2, "batch_size": 32, "patience": 0},
+    })
+    res = train(cfg, str(tmp_path / "run"), **quiet())
+    out, _ = load_bundle(res.last_path)
+    assert out.names() == ["crashed", "contact", "bearoff", "race"]
+    assert out.get("crashed").record["algorithm"] == "supervised"
+    boards = data["boards"]
+    crashed = out.classify(boards) == 3
+    assert crashed.sum() > 20
+    p_out, p_one = out.probabilities(boards), one.probabilities(boards)
+    assert np.allclose(p_out[~crashed], p_one[~crashed], rtol=0, atol=1e-6)
+    assert np.abs(p_out[crashed] - p_one[crashed]).max() > 1e-4
+
+
 def _label_folder(path, probs, std_errors):
     import json
     boards = random_positions(len(probs), 3)[: len(probs)]

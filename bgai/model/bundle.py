@@ -230,6 +230,21 @@ class ModelBundle:
         nets.insert(k + 1, BundleNet(name, want, copy.deepcopy(src.net), src.encoder, record))
         return ModelBundle(nets, self.classifier, self.databases)
 
+    def rename_net(self, name: str, new: str) -> "ModelBundle":
+        """This bundle with the net ``name`` called ``new`` (weights shared, classes kept, record copied with
+        ``renamed_from``): e.g. the TD net left with only the ``crashed`` class after ``contact`` and ``race``
+        were split off it, named for that class before it is trained on its own.
+
+        Raises:
+            CheckpointError: no net ``name``, or ``new`` already used by another net.
+        """
+        src = self.get(name)
+        if new != name and new in self.names():
+            raise CheckpointError(f"the model already has a net {new!r}")
+        record = dict(copy.deepcopy(src.record), renamed_from=name)
+        nets = [BundleNet(new, n.classes, n.net, n.encoder, record) if n is src else n for n in self.nets]
+        return ModelBundle(nets, self.classifier, self.databases)
+
     # -- access --
     @property
     def classifier(self) -> str:

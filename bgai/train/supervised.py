@@ -16,8 +16,10 @@ Training (:class:`SupervisedTrainer`, a :class:`bgai.train.trainer.Trainer` coun
 
 1. The net to train is ``supervised.net`` of the ``warm_start`` bundle (the other nets of that bundle are kept
    as they are; a position class name such as ``'race'`` that the bundle has no net for is split off as a copy
-   of the net that evaluates that class, :meth:`bgai.model.bundle.ModelBundle.split_net`, or with ``init:
-   fresh`` as a new net of the ``model`` section, e.g. the ``race`` encoding, weights from ``run.seed``), or a
+   of the net that evaluates that class, :meth:`bgai.model.bundle.ModelBundle.split_net` (or, when that net
+   evaluates only that class already, that net renamed, :meth:`bgai.model.bundle.ModelBundle.rename_net`: so
+   ``contact``, then ``crashed``, split off a TD net for contact and crashed positions give a contact and a
+   crashed net), or with ``init: fresh`` as a new net of the ``model`` section, e.g. the ``race`` encoding, weights from ``run.seed``), or a
    fresh one-net bundle for ``'all'`` (weights from ``run.seed``).  Only positions of that net's classes
    (:meth:`bgai.model.bundle.ModelBundle.net_index`) are used; finished games never are (their value is exact).
 2. The positions are shuffled with ``run.seed`` and ``val_fraction`` of them held out for validation.
@@ -46,9 +48,10 @@ from bgai.core.board import as_batch, validation_errors
 from bgai.core.position_id import decode_position_ids
 from bgai.errors import BgaiError, CheckpointError, ConfigError
 from bgai.model.bundle import BundleNet, ModelBundle, load_model_bundle
+from bgai.model.classes import CLASS_NAMES
 from bgai.model.features import get_encoder
 from bgai.model.nets import NetSpec, ValueNet
-from bgai.model.routing import NET_CLASSES
+from bgai.model.routing import NET_CLASSES, expand_classes
 from bgai.train.config import TrainConfig
 from bgai.train.labels import load_labels
 from bgai.train.trainer import StepReport
@@ -283,8 +286,13 @@ class SupervisedTrainer:
             if s.net not in bundle.names() and s.net in NET_CLASSES:
                 # a per-class net warm-started from the net that evaluates that class now
                 # (:meth:`ModelBundle.split_net`): e.g. 'race' from a TD net for every class
+                k = int(bundle.rule.net_of[CLASS_NAMES.index(s.net)])
                 try:
-                    bundle = bundle.split_net([s.net], s.net)
+                    if k < len(bundle.nets) and expand_classes(list(bundle.nets[k].classes)) == (s.net,):
+                        # the net already evaluates that class alone (the rest split off before): named for it
+                        bundle = bundle.rename_net(bundle.nets[k].name, s.net)
+                    else:
+                        bundle = bundle.split_net([s.net], s.net)
                 except CheckpointError as exc:
                     raise ConfigError(f"config key 'net': {exc}") from None
                 if s.init == "fresh":  # the split-off copy replaced by a new net of the model section
