@@ -12,9 +12,11 @@ Jobs, each through :func:`bgai.util.parallel.run_units` exactly as the commands 
   series makes, about a second or more per unit);
 * label: ``bgai label --kind ply1`` shards of the shipped model.
 
-Each runs with ``backend='local'`` (1 worker = this process; 2 = spawned processes) and ``backend='ray'`` (a local
-Ray cluster of ``--cpus`` CPUs started here, one actor per worker); the results are checked to be equal on every
-backend and worker count.  This process runs single-threaded (torch and BLAS), as the workers do.  Times include
+Each runs with ``backend='local'`` (1 worker = this process; 2 = worker processes, forked or spawned as the command
+would: the local runs come first, before Ray is started here, the evaluation's before torch is loaded) and
+``backend='ray'`` (a local Ray cluster of ``--cpus`` CPUs started here, one actor per worker; "ray2 cold": on new
+actors, none kept from the previous job, as a command's first job runs); the results are checked to be equal on
+every backend and worker count.  This process runs single-threaded (torch and BLAS), as the workers do.  Times include
 starting the workers and building their context (as a command sees them); with ``--repeat R`` each configuration
 runs R times and the median is used.  Printed per job: seconds per unit (local, 1 worker), units per second for
 each configuration, Ray's overhead per unit (Ray 1 actor minus local 1 process, wall milliseconds per unit, start
@@ -40,7 +42,7 @@ from bgai.core.position_id import decode_position_id
 from bgai.evaluate.series import build_agents, run_play_unit
 from bgai.train.labels import LabelSettings, label_context, run_label_unit
 from bgai.util import ray_backend
-from bgai.util.parallel import run_units
+from bgai.util.parallel import run_units, start_method
 from bgai.util.threads import limit_threads
 
 #: A crashed position (the rollout tests' ``CRASHED``).
@@ -80,7 +82,7 @@ def main() -> int:
     p.add_argument("--cpus", type=int, default=2, help="CPUs of the local Ray cluster")
     args = p.parse_args()
     wanted = [j.strip() for j in args.jobs.split(",") if j.strip()]
-    ray_backend.connect("auto", num_cpus=args.cpus)
+    load0 = " ".join(f"{x:.2f}" for x in os.getloadavg())
     limit_threads(1)  # this process as a worker: one torch / BLAS thread (as bgai rollout does with 1 worker)
     model = resolve_spec("default")
     jobs = {}
@@ -98,45 +100,78 @@ def main() -> int:
         settings = LabelSettings(model=model, kind="ply1", seed=1, games_per_shard=args.label_games, keep=0.25)
         jobs["label (ply1 shard)"] = (run_label_unit, list(range(args.label_shards)), label_context, (settings,))
     rows = []
-    for name, (fn, units, setup, setup_args) in jobs.items():
-        times, ref = {}, None
-        for backend in ("local", "ray"):
-            for w in (1, 2):
-                runs = []
-                for _ in range(args.repeat):
-                    sec, res = timed(fn, units, workers=w, backend=backend, setup=setup, setup_args=setup_args)
-                    ref = ref or res
-                    assert all(same(x, y) for x, y in zip(ref, res)), f"{name}: {backend} x{w} differs"
-                    runs.append(sec)
-                times[backend, w] = statistics.median(runs)
-                each = ", ".join(f"{r:.2f}" for r in runs)
-                print(f"  {name} {backend} x{w}: {times[backend, w]:.2f} s (runs {each})", file=sys.stderr, flush=True)
-        start = {b: statistics.median(timed(noop, [0, 1], workers=2, backend=b, setup=setup, setup_args=setup_args)[0]
-                                      for _ in range(args.repeat))
-                 for b in ("local", "ray")}  # starting 2 workers and building their context
-        steady = (times["local", 2] - start["local"]) / (times["ray", 2] - start["ray"])
-        overhead_ms = 1000 * (times["ray", 1] - times["local", 1]) / len(units)
-        rows.append((name, len(units), times["local", 1] / len(units), {k: len(units) / v for k, v in times.items()},
-                     overhead_ms, start, steady))
+    times, start, refs = {}, {}, {}
+
+    def measure(name, fn, units, setup, setup_args, backend, w, label=None, cold=False):
+        runs = []
+        for _ in range(args.repeat):
+            if cold:
+                ray_backend.release_workers()  # no actors kept from the previous job: each starts its processes
+            sec, res = timed(fn, units, workers=w, backend=backend, setup=setup, setup_args=setup_args)
+            ref = refs.setdefault(name, res)
+            assert all(same(x, y) for x, y in zip(ref, res)), f"{name}: {backend} x{w} differs"
+            runs.append(sec)
+        times[name, label or (backend, w)] = statistics.median(runs)
+        each = ", ".join(f"{r:.2f}" for r in runs)
+        print(f"  {name} {label or (backend, w)}: {times[name, label or (backend, w)]:.2f} s (runs {each})",
+              file=sys.stderr, flush=True)
+
+    def start_time(setup, setup_args, backend, cold=False):  # starting 2 workers and building their context
+        runs = []
+        for _ in range(args.repeat):
+            if cold:
+                ray_backend.release_workers()
+            runs.append(timed(noop, [0, 1], workers=2, backend=backend, setup=setup, setup_args=setup_args)[0])
+        return statistics.median(runs)
+
+    # the local pool first, before Ray is started in this process, and the evaluation (no network) before the jobs
+    # that load torch: then the pool forks or spawns its workers as the command would (Ray's threads, or torch,
+    # in this process make it spawn them: bgai.util.parallel.start_method)
+    for name in sorted(jobs, key=lambda n: not n.startswith("eval")):
+        fn, units, setup, setup_args = jobs[name]
+        for w in (1, 2):
+            if w == 2:
+                print(f"  {name}: local workers {start_method()}ed", file=sys.stderr, flush=True)
+            measure(name, fn, units, setup, setup_args, "local", w)
+        start[name, "local"] = start_time(setup, setup_args, "local")
     noop_units = list(range(args.noop_units))
     rt = {}
-    for b, w in (("ray", 1), ("local", 2)):
+
+    def round_trip(b, w):
         full, _ = timed(noop, noop_units, workers=w, backend=b)
         empty, _ = timed(noop, [0] * w, workers=w, backend=b)
-        rt[b] = 1000 * (full - empty) / (len(noop_units) - w)
-    print(f"{'job':<22}{'units':>6}{'s/unit':>8}{'local1':>9}{'local2':>9}{'ray1':>9}{'ray2':>9}{'ray ovh ms':>11}"
-          f"{'eff r2/l2':>10}{'start l/r s':>13}{'steady eff':>11}")
-    for name, k, per_unit, ups, ovh, start, steady in rows:
-        print(f"{name:<22}{k:>6}{per_unit:>8.2f}{ups['local', 1]:>9.3f}{ups['local', 2]:>9.3f}{ups['ray', 1]:>9.3f}"
-              f"{ups['ray', 2]:>9.3f}{ovh:>11.0f}{ups['ray', 2] / ups['local', 2]:>10.2f}"
-              f"{start['local']:>6.2f} /{start['ray']:>5.2f}{steady:>11.2f}")
+        return 1000 * (full - empty) / (len(noop_units) - w)
+
+    rt["local"] = round_trip("local", 2)
+    ray_backend.connect("auto", num_cpus=args.cpus)
+    for name, (fn, units, setup, setup_args) in jobs.items():
+        for w in (1, 2):
+            measure(name, fn, units, setup, setup_args, "ray", w)
+        measure(name, fn, units, setup, setup_args, "ray", 2, label="ray2 cold", cold=True)
+        start[name, "ray"] = start_time(setup, setup_args, "ray")
+        start[name, "ray cold"] = start_time(setup, setup_args, "ray", cold=True)
+        t = {k: times[name, k] for k in (("local", 1), ("local", 2), ("ray", 1), ("ray", 2), "ray2 cold")}
+        steady = (t["local", 2] - start[name, "local"]) / (t["ray", 2] - start[name, "ray"])
+        overhead_ms = 1000 * (t["ray", 1] - t["local", 1]) / len(units)
+        rows.append((name, len(units), t["local", 1] / len(units), {k: len(units) / v for k, v in t.items()},
+                     overhead_ms, [start[name, b] for b in ("local", "ray", "ray cold")], steady))
+    rt["ray"] = round_trip("ray", 1)
+    print(f"{'job':<22}{'units':>6}{'s/unit':>7}{'local1':>8}{'local2':>8}{'ray1':>8}{'ray2':>8}{'ray2c':>8}"
+          f"{'ovh ms':>7}{'eff r2/l2':>10}{'eff cold':>9}{'start l/r/rc s':>17}{'steady eff':>11}")
+    for name, k, per_unit, ups, ovh, st, steady in rows:
+        print(f"{name:<22}{k:>6}{per_unit:>7.2f}{ups['local', 1]:>8.3f}{ups['local', 2]:>8.3f}{ups['ray', 1]:>8.3f}"
+              f"{ups['ray', 2]:>8.3f}{ups['ray2 cold']:>8.3f}{ovh:>7.0f}{ups['ray', 2] / ups['local', 2]:>10.2f}"
+              f"{ups['ray2 cold'] / ups['local', 2]:>9.2f}{st[0]:>7.2f} /{st[1]:>4.2f} /{st[2]:>4.2f}{steady:>11.2f}")
     print("local1 .. ray2: units/s of the whole job (workers started and context built included; median of "
-          f"{args.repeat}); ray ovh: (ray1 - local1) wall ms per unit; eff: ray2 / local2 units/s; start: seconds "
-          "to start 2 workers and build their context; steady eff: eff with each backend's start taken out")
+          f"{args.repeat}); ray2c: ray2 on new actors (none kept from the previous job: each starts its process); "
+          "ovh: (ray1 - local1) wall ms per unit; eff: ray2 / local2 units/s (cold: ray2c / local2); start: seconds "
+          "to start 2 workers and build their context (local, Ray, Ray on new actors); steady eff: eff with each "
+          "backend's start taken out")
     print(f"no-op unit round trip (start excluded, {args.noop_units} units): Ray 1 actor {rt['ray']:.2f} ms; "
           f"local pool 2 processes {rt['local']:.2f} ms")
     print(f"cpus: {os.cpu_count()} on this machine, {ray_backend.cluster_cpus()} in the Ray cluster; "
-          f"python {sys.version.split()[0]}; tmp {tempfile.gettempdir()}")
+          f"python {sys.version.split()[0]}; tmp {tempfile.gettempdir()}; load average before/after: "
+          f"{load0} / {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 

@@ -37,7 +37,7 @@ import numpy as np
 from bgai.agents.base import Agent, Capabilities, best_per_input
 from bgai.core.board import BAR, as_batch, starting_board
 from bgai.core.movegen import afterstates
-from bgai.util.jit import compile_kernel
+from bgai.util.jit import compile_kernel, note_loaded
 
 #: Score of an afterstate with every checker borne off (Tesauro's constant).
 WIN_SCORE = 99999999.0
@@ -225,6 +225,7 @@ def use_compiled(on: bool = True) -> bool:
     global _compiled, _auto
     _auto = False
     _compiled = _load_kernel() if on else None
+    note_loaded(use_compiled, _compiled is not None)  # worker processes that start fresh load it too
     return _compiled is not None
 
 

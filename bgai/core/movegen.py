@@ -74,7 +74,7 @@ from bgai.core.movegen_jit import DEBRUIJN, generate
 from bgai.core.notation import format_play, parse_moves
 from bgai.core.position import Position
 from bgai.errors import AmbiguousMoveError, IllegalMoveError, InvalidDiceError, InvalidPositionError
-from bgai.util.jit import compile_kernel
+from bgai.util.jit import compile_kernel, note_loaded
 
 __all__ = ["Step", "Play", "afterstates", "use_compiled", "legal_plays", "apply_steps", "parse_play"]
 
@@ -960,6 +960,7 @@ def use_compiled(on: bool = True) -> bool:
     global _kernel, _auto
     _auto = False
     _kernel = _load_kernel() if on else None
+    note_loaded(use_compiled, _kernel is not None)  # worker processes that start fresh load it too
     return _kernel is not None
 
 
