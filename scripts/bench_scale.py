@@ -53,11 +53,44 @@ def noop(context, unit):
     return unit
 
 
+def ray_cpu() -> dict[int, float]:
+    """CPU seconds (user + system) of each live process of the Ray cluster on this machine (its daemons, its
+    workers and actors), by process id, from /proc; empty where /proc is missing."""
+    out = {}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read()
+            if b"ray" not in cmd:
+                continue
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            out[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
+def cpu_now(backend: str) -> tuple[float, dict[int, float]]:
+    """This process's CPU seconds with its reaped children (the local pool's workers), and the Ray processes'."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system, ray_cpu() if backend == "ray" else {}
+
+
 def timed(fn, units, *, workers, backend, setup=None, setup_args=()):
+    """(wall seconds, results, CPU seconds) of one job: the CPU of this process, of its workers (local) or of
+    every process of the Ray cluster on this machine (its actors and daemons; a process that ended during the job
+    counts up to the last look before the job)."""
+    c0, r0 = cpu_now(backend)
     t0 = time.perf_counter()
     run = run_units(fn, units, workers=workers, setup=setup, setup_args=setup_args, backend=backend)
+    wall = time.perf_counter() - t0
+    c1, r1 = cpu_now(backend)
     assert run.complete
-    return time.perf_counter() - t0, run.ordered()
+    return wall, run.ordered(), c1 - c0 + sum(v - r0.get(pid, 0.0) for pid, v in r1.items())
 
 
 def same(a, b) -> bool:
@@ -100,20 +133,24 @@ def main() -> int:
         settings = LabelSettings(model=model, kind="ply1", seed=1, games_per_shard=args.label_games, keep=0.25)
         jobs["label (ply1 shard)"] = (run_label_unit, list(range(args.label_shards)), label_context, (settings,))
     rows = []
-    times, start, refs = {}, {}, {}
+    times, cpu_s, start, refs = {}, {}, {}, {}
 
     def measure(name, fn, units, setup, setup_args, backend, w, label=None, cold=False):
-        runs = []
+        runs, cpus = [], []
         for _ in range(args.repeat):
             if cold:
                 ray_backend.release_workers()  # no actors kept from the previous job: each starts its processes
-            sec, res = timed(fn, units, workers=w, backend=backend, setup=setup, setup_args=setup_args)
+                time.sleep(0.5)  # let them end before the CPU is looked at
+            sec, res, cpu = timed(fn, units, workers=w, backend=backend, setup=setup, setup_args=setup_args)
             ref = refs.setdefault(name, res)
             assert all(same(x, y) for x, y in zip(ref, res)), f"{name}: {backend} x{w} differs"
             runs.append(sec)
-        times[name, label or (backend, w)] = statistics.median(runs)
+            cpus.append(cpu)
+        key = label or (backend, w)
+        times[name, key] = statistics.median(runs)
+        cpu_s[name, key] = statistics.median(cpus)
         each = ", ".join(f"{r:.2f}" for r in runs)
-        print(f"  {name} {label or (backend, w)}: {times[name, label or (backend, w)]:.2f} s (runs {each})",
+        print(f"  {name} {key}: {times[name, key]:.2f} s (runs {each}; CPU s {', '.join(f'{c:.2f}' for c in cpus)})",
               file=sys.stderr, flush=True)
 
     def start_time(setup, setup_args, backend, cold=False):  # starting 2 workers and building their context
@@ -121,6 +158,7 @@ def main() -> int:
         for _ in range(args.repeat):
             if cold:
                 ray_backend.release_workers()
+                time.sleep(0.5)
             runs.append(timed(noop, [0, 1], workers=2, backend=backend, setup=setup, setup_args=setup_args)[0])
         return statistics.median(runs)
 
@@ -129,6 +167,10 @@ def main() -> int:
     # in this process make it spawn them: bgai.util.parallel.start_method)
     for name in sorted(jobs, key=lambda n: not n.startswith("eval")):
         fn, units, setup, setup_args = jobs[name]
+        if not name.startswith("eval"):  # its network loads torch in this process: one thread, as in the workers
+            import torch  # noqa: F401
+
+            limit_threads(1)
         for w in (1, 2):
             if w == 2:
                 print(f"  {name}: local workers {start_method()}ed", file=sys.stderr, flush=True)
@@ -138,8 +180,8 @@ def main() -> int:
     rt = {}
 
     def round_trip(b, w):
-        full, _ = timed(noop, noop_units, workers=w, backend=b)
-        empty, _ = timed(noop, [0] * w, workers=w, backend=b)
+        full = timed(noop, noop_units, workers=w, backend=b)[0]
+        empty = timed(noop, [0] * w, workers=w, backend=b)[0]
         return 1000 * (full - empty) / (len(noop_units) - w)
 
     rt["local"] = round_trip("local", 2)
@@ -154,11 +196,12 @@ def main() -> int:
         steady = (t["local", 2] - start[name, "local"]) / (t["ray", 2] - start[name, "ray"])
         overhead_ms = 1000 * (t["ray", 1] - t["local", 1]) / len(units)
         rows.append((name, len(units), t["local", 1] / len(units), {k: len(units) / v for k, v in t.items()},
-                     overhead_ms, [start[name, b] for b in ("local", "ray", "ray cold")], steady))
+                     overhead_ms, [start[name, b] for b in ("local", "ray", "ray cold")], steady,
+                     {k: cpu_s[name, k] / len(units) for k in t}))
     rt["ray"] = round_trip("ray", 1)
     print(f"{'job':<22}{'units':>6}{'s/unit':>7}{'local1':>8}{'local2':>8}{'ray1':>8}{'ray2':>8}{'ray2c':>8}"
           f"{'ovh ms':>7}{'eff r2/l2':>10}{'eff cold':>9}{'start l/r/rc s':>17}{'steady eff':>11}")
-    for name, k, per_unit, ups, ovh, st, steady in rows:
+    for name, k, per_unit, ups, ovh, st, steady, _ in rows:
         print(f"{name:<22}{k:>6}{per_unit:>7.2f}{ups['local', 1]:>8.3f}{ups['local', 2]:>8.3f}{ups['ray', 1]:>8.3f}"
               f"{ups['ray', 2]:>8.3f}{ups['ray2 cold']:>8.3f}{ovh:>7.0f}{ups['ray', 2] / ups['local', 2]:>10.2f}"
               f"{ups['ray2 cold'] / ups['local', 2]:>9.2f}{st[0]:>7.2f} /{st[1]:>4.2f} /{st[2]:>4.2f}{steady:>11.2f}")
@@ -167,6 +210,13 @@ def main() -> int:
           "ovh: (ray1 - local1) wall ms per unit; eff: ray2 / local2 units/s (cold: ray2c / local2); start: seconds "
           "to start 2 workers and build their context (local, Ray, Ray on new actors); steady eff: eff with each "
           "backend's start taken out")
+    print("CPU seconds per unit (median of the runs; local: this process and its workers; Ray: this process and "
+          "every Ray process on this machine, daemons included):")
+    for name, k, *_, cpu in rows:
+        print(f"  {name:<22} " + "  ".join(f"{lab} {cpu[key]:.3f}" for lab, key in (
+            ("local1", ("local", 1)), ("local2", ("local", 2)), ("ray1", ("ray", 1)), ("ray2", ("ray", 2)),
+            ("ray2c", "ray2 cold"))) + f"   ray2 / local2 {cpu['ray', 2] / cpu['local', 2]:.2f}"
+              f", ray2c / local2 {cpu['ray2 cold'] / cpu['local', 2]:.2f}")
     print(f"no-op unit round trip (start excluded, {args.noop_units} units): Ray 1 actor {rt['ray']:.2f} ms; "
           f"local pool 2 processes {rt['local']:.2f} ms")
     print(f"cpus: {os.cpu_count()} on this machine, {ray_backend.cluster_cpus()} in the Ray cluster; "
