@@ -448,8 +448,8 @@ def _actor_class():
 LIVE_ACTORS: list = []
 
 #: Seconds the actors of a finished job wait for this driver's next job before they are stopped (their CPUs
-#: freed): a job that starts within that time runs on them at once, without starting processes (about 1 CPU s
-#: each: Python, Ray's worker, bgai's imports and kernels).
+#: freed): a job that starts within that time runs on them at once, without starting processes (1.5-2.5 CPU s
+#: each, measured on a 2-core machine: Python, Ray's worker, bgai's imports and kernels).
 KEEP_S = 10.0
 _POOL: list = []  # idle actors of this driver's finished jobs
 _POOL_KEY: list = [None]  # the Ray job (driver connection) they belong to
