@@ -12,22 +12,23 @@ Jobs, each through :func:`bgai.util.parallel.run_units` exactly as the commands 
   series makes, about a second or more per unit);
 * label: ``bgai label --kind ply1`` shards of the shipped model.
 
-Each runs with ``backend='local'`` (1 worker = this process; 2 = worker processes, forked or spawned as the command
-would: the local runs come first, before Ray is started here, the evaluation's before torch is loaded) and
+Each runs with ``backend='local'`` (in a process forked before Ray is started here; 1 worker = that process; 2 =
+worker processes, forked or spawned as the command would: the evaluation runs before torch is loaded) and
 ``backend='ray'`` (a local Ray cluster of ``--cpus`` CPUs started here, one actor per worker; "ray2 cold": on new
 actors, none kept from the previous job, as a command's first job runs); the results are checked to be equal on
-every backend and worker count.  This process runs single-threaded (torch and BLAS), as the workers do.  Times include
+every backend and worker count. This process runs single-threaded (torch and BLAS), as the workers do. Times include
 starting the workers and building their context (as a command sees them); with ``--repeat R`` each configuration
-runs R times and the median is used.  Printed per job: seconds per unit (local, 1 worker), units per second for
-each configuration, Ray's overhead per unit (Ray 1 actor minus local 1 process, wall milliseconds per unit, start
-included), the efficiency Ray 2 workers / local 2 workers
-(target >= 0.9 for units of a second or more) and the same with the start-up of each backend taken out.  Also the
+runs R times and the median is used; local and Ray runs alternate, so that both see the same load. Printed per job:
+seconds per unit (local, 1 worker), units per second for each configuration, Ray's overhead per unit (Ray 1 actor
+minus local 1 process, wall milliseconds per unit, start included), the efficiency Ray 2 workers / local 2 workers
+(target >= 0.9 for units of a second or more) and the same with the start-up of each backend taken out. Also the
 round trip of a no-op unit through a Ray actor and through the local pool (start-up excluded).
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing as mp
 import os
 import statistics
 import sys
@@ -93,6 +94,28 @@ def timed(fn, units, *, workers, backend, setup=None, setup_args=()):
     return wall, run.ordered(), c1 - c0 + sum(v - r0.get(pid, 0.0) for pid, v in r1.items())
 
 
+def local_runner(conn, jobs: dict, noop_units: list) -> None:
+    """The local backend's runs, in a process forked before Ray was started: ``('job', name, workers)`` ->
+    ``(wall, results, CPU, start method)``, ``('start', name)`` -> seconds to start 2 workers and build their
+    context, ``('rt',)`` -> a no-op unit's round trip through 2 workers (ms); ``None`` ends it."""
+    while (msg := conn.recv()) is not None:
+        if msg[0] == "rt":
+            full = timed(noop, noop_units, workers=2, backend="local")[0]
+            empty = timed(noop, [0, 0], workers=2, backend="local")[0]
+            conn.send(1000 * (full - empty) / (len(noop_units) - 2))
+            continue
+        fn, units, setup, setup_args = jobs[msg[1]]
+        if not msg[1].startswith("eval") and "torch" not in sys.modules:
+            import torch  # noqa: F401 - its network loads it here: one thread, as in the workers
+
+            limit_threads(1)
+        if msg[0] == "job":
+            how = start_method() if msg[2] > 1 else "in-process"
+            conn.send((*timed(fn, units, workers=msg[2], backend="local", setup=setup, setup_args=setup_args), how))
+        else:
+            conn.send(timed(noop, [0, 1], workers=2, backend="local", setup=setup, setup_args=setup_args)[0])
+
+
 def same(a, b) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a if k != "meta")
@@ -134,70 +157,70 @@ def main() -> int:
         jobs["label (ply1 shard)"] = (run_label_unit, list(range(args.label_shards)), label_context, (settings,))
     rows = []
     times, cpu_s, start, refs = {}, {}, {}, {}
-
-    def measure(name, fn, units, setup, setup_args, backend, w, label=None, cold=False):
-        runs, cpus = [], []
-        for _ in range(args.repeat):
-            if cold:
-                ray_backend.release_workers()  # no actors kept from the previous job: each starts its processes
-                time.sleep(0.5)  # let them end before the CPU is looked at
-            sec, res, cpu = timed(fn, units, workers=w, backend=backend, setup=setup, setup_args=setup_args)
-            ref = refs.setdefault(name, res)
-            assert all(same(x, y) for x, y in zip(ref, res)), f"{name}: {backend} x{w} differs"
-            runs.append(sec)
-            cpus.append(cpu)
-        key = label or (backend, w)
-        times[name, key] = statistics.median(runs)
-        cpu_s[name, key] = statistics.median(cpus)
-        each = ", ".join(f"{r:.2f}" for r in runs)
-        print(f"  {name} {key}: {times[name, key]:.2f} s (runs {each}; CPU s {', '.join(f'{c:.2f}' for c in cpus)})",
-              file=sys.stderr, flush=True)
-
-    def start_time(setup, setup_args, backend, cold=False):  # starting 2 workers and building their context
-        runs = []
-        for _ in range(args.repeat):
-            if cold:
-                ray_backend.release_workers()
-                time.sleep(0.5)
-            runs.append(timed(noop, [0, 1], workers=2, backend=backend, setup=setup, setup_args=setup_args)[0])
-        return statistics.median(runs)
-
-    # the local pool first, before Ray is started in this process, and the evaluation (no network) before the jobs
-    # that load torch: then the pool forks or spawns its workers as the command would (Ray's threads, or torch,
-    # in this process make it spawn them: bgai.util.parallel.start_method)
-    for name in sorted(jobs, key=lambda n: not n.startswith("eval")):
-        fn, units, setup, setup_args = jobs[name]
-        if not name.startswith("eval"):  # its network loads torch in this process: one thread, as in the workers
-            import torch  # noqa: F401
-
-            limit_threads(1)
-        for w in (1, 2):
-            if w == 2:
-                print(f"  {name}: local workers {start_method()}ed", file=sys.stderr, flush=True)
-            measure(name, fn, units, setup, setup_args, "local", w)
-        start[name, "local"] = start_time(setup, setup_args, "local")
+    order = sorted(jobs, key=lambda n: not n.startswith("eval"))  # the evaluation before torch is loaded
     noop_units = list(range(args.noop_units))
-    rt = {}
-
-    def round_trip(b, w):
-        full = timed(noop, noop_units, workers=w, backend=b)[0]
-        empty = timed(noop, [0] * w, workers=w, backend=b)[0]
-        return 1000 * (full - empty) / (len(noop_units) - w)
-
-    rt["local"] = round_trip("local", 2)
+    # the local backend runs in a process forked before Ray is started here, so that its pool forks or spawns its
+    # workers as the command would (Ray's threads in this process would make it spawn them:
+    # bgai.util.parallel.start_method); local and Ray runs alternate, so that both see the same load
+    ctx = mp.get_context("fork")
+    conn, child = ctx.Pipe()
+    runner = ctx.Process(target=local_runner, args=(child, jobs, noop_units), name="bench-local")
+    runner.start()
+    child.close()
     ray_backend.connect("auto", num_cpus=args.cpus)
-    for name, (fn, units, setup, setup_args) in jobs.items():
-        for w in (1, 2):
-            measure(name, fn, units, setup, setup_args, "ray", w)
-        measure(name, fn, units, setup, setup_args, "ray", 2, label="ray2 cold", cold=True)
-        start[name, "ray"] = start_time(setup, setup_args, "ray")
-        start[name, "ray cold"] = start_time(setup, setup_args, "ray", cold=True)
+
+    def local(*msg):
+        conn.send(msg)
+        return conn.recv()
+
+    def ray_cold(*a, **kw):
+        ray_backend.release_workers()  # no actors kept from the previous job: each starts its process
+        time.sleep(0.5)  # let them end before the CPU is looked at
+        return timed(*a, **kw)
+
+    for name in order:
+        fn, units, setup, setup_args = jobs[name]
+        runs: dict = {}
+        how = ""
+        for _ in range(args.repeat):
+            got = {}
+            for w in (1, 2):
+                *got["local", w], how = local("job", name, w)
+            for w in (1, 2):
+                got["ray", w] = timed(fn, units, workers=w, backend="ray", setup=setup, setup_args=setup_args)
+            got["ray2 cold"] = ray_cold(fn, units, workers=2, backend="ray", setup=setup, setup_args=setup_args)
+            for key, (sec, res, cpu) in got.items():
+                ref = refs.setdefault(name, res)
+                assert all(same(x, y) for x, y in zip(ref, res)), f"{name}: {key} differs"
+                runs.setdefault(key, []).append((sec, cpu))
+            # starting 2 workers and building their context
+            runs.setdefault("start local", []).append((local("start", name), 0.0))
+            runs.setdefault("start ray", []).append(
+                (timed(noop, [0, 1], workers=2, backend="ray", setup=setup, setup_args=setup_args)[0], 0.0))
+            runs.setdefault("start ray cold", []).append(
+                (ray_cold(noop, [0, 1], workers=2, backend="ray", setup=setup, setup_args=setup_args)[0], 0.0))
+        print(f"  {name}: local workers {how}ed", file=sys.stderr, flush=True)
+        for key, rs in runs.items():
+            times[name, key] = statistics.median(r[0] for r in rs)
+            cpu_s[name, key] = statistics.median(r[1] for r in rs)
+            print(f"  {name} {key}: {times[name, key]:.2f} s (runs {', '.join(f'{r[0]:.2f}' for r in rs)}; "
+                  f"CPU s {', '.join(f'{r[1]:.2f}' for r in rs)})", file=sys.stderr, flush=True)
+        start.update({(name, b): times[name, f"start {b}"] for b in ("local", "ray", "ray cold")})
         t = {k: times[name, k] for k in (("local", 1), ("local", 2), ("ray", 1), ("ray", 2), "ray2 cold")}
         steady = (t["local", 2] - start[name, "local"]) / (t["ray", 2] - start[name, "ray"])
         overhead_ms = 1000 * (t["ray", 1] - t["local", 1]) / len(units)
         rows.append((name, len(units), t["local", 1] / len(units), {k: len(units) / v for k, v in t.items()},
                      overhead_ms, [start[name, b] for b in ("local", "ray", "ray cold")], steady,
                      {k: cpu_s[name, k] / len(units) for k in t}))
+    rt = {"local": local("rt")}
+    conn.send(None)
+    runner.join()
+
+    def round_trip(b, w):
+        full = timed(noop, noop_units, workers=w, backend=b)[0]
+        empty = timed(noop, [0] * w, workers=w, backend=b)[0]
+        return 1000 * (full - empty) / (len(noop_units) - w)
+
     rt["ray"] = round_trip("ray", 1)
     print(f"{'job':<22}{'units':>6}{'s/unit':>7}{'local1':>8}{'local2':>8}{'ray1':>8}{'ray2':>8}{'ray2c':>8}"
           f"{'ovh ms':>7}{'eff r2/l2':>10}{'eff cold':>9}{'start l/r/rc s':>17}{'steady eff':>11}")
