@@ -133,8 +133,9 @@ def connect(address: str = "auto", *, num_cpus: int | None = None, log_to_driver
         try:
             # RAY_ADDRESS would override the address given to ray.init (also 'local'): target already took it
             with _environ(RAY_ADDRESS=None):
-                if target is None:
-                    ray.init(address="local", num_cpus=num_cpus, **common)
+                if target is None:  # its workers at nice 0, as the local pool's (below)
+                    with _environ(**{_NICENESS: os.environ.get(_NICENESS, "0")}):
+                        ray.init(address="local", num_cpus=num_cpus, **common)
                 else:
                     with _environ(**{k: os.environ.get(k, v) for k, v in _JOIN_TIMEOUTS.items()}), _stderr_kept():
                         ray.init(address=target, **common)
@@ -151,6 +152,13 @@ def connect(address: str = "auto", *, num_cpus: int | None = None, log_to_driver
     register_backend("ray", _run_ray)
     return f"Ray cluster {_JOINED[0] if _JOINED else address}: {cluster_cpus()} CPU(s)"
 
+
+#: Ray's setting of its workers' nice value (Ray's default: 15), set to 0 for a local cluster :func:`connect` starts
+#: (unless set in the environment): at nice 15 on a machine shared with other sessions (Linux groups a session's
+#: processes for CPU shares, autogroup), two actors got about 15% of a core each where two local workers (nice 0)
+#: got their share; the local pool's workers run at nice 0 too.  A cluster started with ``ray start`` keeps
+#: Ray's default unless started with ``RAY_worker_niceness=0`` in its environment.
+_NICENESS = "RAY_worker_niceness"
 
 #: What :func:`connect` joined (for its one-line description).
 _JOINED: list[str] = []
