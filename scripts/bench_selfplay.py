@@ -12,8 +12,8 @@ Prints, for the given config (default: the shipped one, configs/tdgammon.yaml):
    (80 and 128 hidden units), and the ratios bgai / bgsage for 1 and 2 processes (skipped, with a message, when
    bgsage is not installed: ``pip install 'bgai[bgsage]'``); with ``--backend local ray``
    also with the workers as Ray actors (``td.backend: ray`` on a private local Ray cluster of this machine's
-   CPUs; on a Linux machine busy with other sessions the actors, in Ray's own session, get a CPU share of their
-   own under the kernel's autogroup scheduling, so there the Ray figure is not comparable to the local one);
+   CPUs, its workers at nice 0 like the local ones; on a machine busy with other sessions the wall-clock figures
+   of the two backends follow the load, measured minutes apart);
 2. network evaluations per second (one thread): bgai's encoder + network on a batch of positions from self-play, and
    ``gnubg_nn.probabilities(board, 0)`` (GNU Backgammon's 0-ply evaluator, one call per position, as its Python
    API offers) on the same positions, and the ratio.
@@ -161,6 +161,8 @@ def main(argv=None) -> int:
         for w in workers if "ray" in args.backend else []:
             if w > 1:  # workers - 1 Ray actors (one worker: none, the same as local)
                 if not ray.is_initialized():  # a private local cluster (not one another user started here)
+                    # its workers at nice 0, as bgai.util.ray_backend.connect starts a local cluster's
+                    os.environ.setdefault("RAY_worker_niceness", "0")
                     ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
                              configure_logging=False)
                 c = load_config(args.config, [f"hidden={hidden}", f"workers={w}", "backend=ray"])

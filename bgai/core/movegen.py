@@ -932,7 +932,7 @@ def _prime(kernel) -> None:
     kernel(one, np.ones((1, 2), dtype=np.int64), True, _BEAR64, DEBRUIJN)
 
 
-_GENERATOR = LazyKernel(generate, LOAD_AFTER_S, prime=_prime)
+_GENERATOR = LazyKernel(generate, LOAD_AFTER_S, prime=_prime, owner=__name__)
 
 
 def use_compiled(on: bool = True) -> bool:

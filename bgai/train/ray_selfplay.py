@@ -34,6 +34,7 @@ import os
 from bgai.model.nets import NetSpec, ValueNet
 from bgai.train.config import TrainConfig
 from bgai.train.selfplay import GameShard, SelfPlayWorkerError, set_flat_parameters
+from bgai.util.ray_backend import release_workers
 from bgai.util.threads import limit_threads
 
 __all__ = ["RayShard", "ShardActor"]
@@ -105,6 +106,7 @@ class RayShard:
 
     def __init__(self, config: TrainConfig, spec: NetSpec, index: int, n_games: int):
         self.index = int(index)
+        release_workers()  # actors this driver kept after a work-unit job hold CPUs this actor may need
         self.actor = _actor_class().remote(config.to_dict(), spec.to_dict(), self.index, int(n_games))
         self.weights = None
         self._ref = self.actor.ready.remote()

@@ -24,14 +24,23 @@ call loads the kernel and uses it from then on: the rule of renting until the re
 never spends more than about twice the cheaper choice made in hindsight.  Long runs (servers, training, series,
 benchmarks) load it at start (:meth:`LazyKernel.use`, or :meth:`LazyKernel.prepare` before forking workers, which
 then inherit it).  Both paths give the same output, so when the switch happens changes no result.
+
+Kernels in use travel to workers.  Every :class:`LazyKernel` in use in a process is listed by
+:func:`loaded_kernels` (``'module:function'`` of its kernel function); :func:`bgai.util.parallel.run_units` hands
+the list to each worker that does not inherit this process's memory (a ``spawn``-started local worker, a Ray
+actor), which loads the same kernels (:func:`load_kernels`) before its first unit: a worker then runs with the
+kernels from its start, as a forked worker does (which inherits them), instead of first spending each site's
+allowance on the slower numpy path and then loading them anyway.  The kernels' results are bit for bit those of
+the numpy path, so this changes speed only.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import threading
-from typing import Callable
+from typing import Callable, Iterable
 
 #: True when compiled kernels are in use (numba installed and not turned off by ``BGAI_NUMBA=0``).
 AVAILABLE: bool = (
@@ -63,6 +72,12 @@ def compile_kernel(fn: Callable, **options) -> Callable | None:
         return numba.njit(nogil=True, **options)(fn)
 
 
+#: Every :class:`LazyKernel` made in this process, by its key (``'module:function'`` of its kernel function).
+_KERNELS: dict[str, "LazyKernel"] = {}
+#: Keys of the kernels in use in this process, in loading order (a dict as an ordered set).
+_IN_USE: dict[str, None] = {}
+
+
 class LazyKernel:
     """A compiled kernel loaded on demand, after enough work on the numpy path (see the module docstring).
 
@@ -74,6 +89,8 @@ class LazyKernel:
             numba's ``register_jitable`` when the kernel is loaded (they stay plain Python functions).
         prime: called with the compiled kernel right after loading, e.g. a one-position call that compiles it or
             reads its machine code from the cache, so that the load, not the first real call, pays for it.
+        owner: the module that makes this object (default: ``fn``'s), which :func:`load_kernels` imports in another
+            process to find it; its key is ``'owner:function'``.
 
     Attributes:
         load_after: as given (a test may lower it).
@@ -81,7 +98,7 @@ class LazyKernel:
     """
 
     def __init__(self, fn: Callable, load_after: float, *, helpers: tuple[Callable, ...] = (),
-                 prime: Callable[[Callable], object] | None = None):
+                 prime: Callable[[Callable], object] | None = None, owner: str | None = None):
         self._fn = fn
         self.load_after = load_after
         self._helpers = tuple(helpers)
@@ -92,6 +109,8 @@ class LazyKernel:
         self._loaded = False  # whether the load was done (its result: _compiled, None without kernels)
         self._compiled: Callable | None = None
         self._lock = threading.Lock()
+        self.key = f"{owner or fn.__module__}:{fn.__qualname__}"  # how loaded_kernels() names it to other processes
+        _KERNELS[self.key] = self
 
     @property
     def name(self) -> str:
@@ -112,6 +131,10 @@ class LazyKernel:
         """
         self._auto = False
         self._kernel = self._load() if on else None
+        if self._kernel is not None:
+            _IN_USE[self.key] = None
+        else:
+            _IN_USE.pop(self.key, None)
         return self._kernel is not None
 
     def prepare(self) -> bool:
@@ -152,6 +175,7 @@ class LazyKernel:
         self._auto = True
         self._kernel = None
         self.work = 0
+        _IN_USE.pop(self.key, None)
 
     def _load(self) -> Callable | None:
         with self._lock:
@@ -168,3 +192,23 @@ class LazyKernel:
                 self._loaded = True
         return self._compiled
 
+
+def loaded_kernels() -> tuple[str, ...]:
+    """The keys (``'module:function'``) of the :class:`LazyKernel` s in use in this process, in loading order,
+    for :func:`load_kernels` in another process."""
+    return tuple(_IN_USE)
+
+
+def load_kernels(keys: Iterable[str]) -> None:
+    """Load and use the kernels named by another process's :func:`loaded_kernels`: each key's module is imported
+    (which makes its :class:`LazyKernel`) and the kernel turned on.  A key whose module or kernel is missing here
+    (another bgai version) is skipped: that site then loads its kernel by its own rule, with the same results."""
+    for key in keys:
+        module = key.partition(":")[0]
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            continue
+        kernel = _KERNELS.get(key)
+        if kernel is not None:
+            kernel.use()

@@ -9,16 +9,17 @@ must be module-level functions (they are sent to the workers by reference).
 
 Backends (``backend=``): ``'local'`` (the default): ``workers == 1`` runs the units one after the other in this
 process (with ``context`` if given, else ``setup(*setup_args)``); ``workers > 1`` runs them in worker processes,
-each running ``setup`` once (then torch and BLAS limited to one thread, :func:`bgai.util.threads.limit_threads`)
-and then one unit at a time as the parent hands them out over a pipe.  The workers are forked where that is safe
-(:func:`start_method`: POSIX, torch not loaded, no other thread running), which saves each one Python's start-up
-and the imports (about 0.4 CPU s a worker); otherwise they are ``spawn``-started.  The parent's objects are
-frozen for the garbage collector while it forks (:func:`gc.freeze`, as Python's documentation advises), so that a
-worker's collections never walk the objects it inherited: a full collection over them copied each page it
-touched (about 0.08 CPU s and 6,000 page faults per worker, in a series of pubeval games).  A worker that dies
-(killed, out of memory) is reported as :class:`WorkerDied`, never waited for.  Other backends (a Ray cluster:
-one actor per worker holding the context, a task per unit) plug in behind the same :func:`run_units` call by
-registering a function with :func:`register_backend`.
+each running ``setup`` once (then torch and BLAS limited to one thread, :func:`bgai.util.threads.limit_threads`) and
+then one unit at a time as the parent hands them out over a pipe. The workers are forked where that is safe
+(:func:`start_method`: POSIX, torch not loaded, no other thread running), which saves each one Python's start-up and
+the imports (about 0.4 CPU s a worker); otherwise they are ``spawn``-started, and load the compiled kernels in use
+in the parent (:func:`bgai.util.jit.loaded_kernels`) before ``setup``, as a fork inherits them. The parent's objects
+are frozen for the garbage collector while it forks (:func:`gc.freeze`, as Python's documentation advises), so that
+a worker's collections never walk the objects it inherited: a full collection over them copied each page it touched
+(about 0.08 CPU s and 6,000 page faults per worker, in a series of pubeval games). A worker that dies (killed, out
+of memory) is reported as :class:`WorkerDied`, never waited for. Other backends (a Ray cluster: one actor per worker
+holding the context, a task per unit) plug in behind the same :func:`run_units` call by registering a function with
+:func:`register_backend`.
 
 Interruption.  Ctrl-C (SIGINT, sent by a terminal to the whole process group) and SIGTERM (sent to this process
 or its group) stop a run in the main thread cleanly: the units not finished are dropped, the worker processes are
@@ -45,6 +46,7 @@ from multiprocessing import connection as mp_connection
 from typing import Any, Callable, Iterator, Sequence
 
 from bgai.errors import BgaiError
+from bgai.util.jit import load_kernels, loaded_kernels
 from bgai.util.threads import limit_threads
 
 __all__ = ["UnitRun", "WorkerDied", "run_units", "unit_size", "register_backend", "BACKENDS", "start_method"]
@@ -179,17 +181,19 @@ def start_method() -> str:
     return "spawn" if any(type(t).__name__ != "TMonitor" for t in others) else "fork"
 
 
-def _worker_main(conn, setup, setup_args, close=()) -> None:
+def _worker_main(conn, setup, setup_args, close=(), kernels=()) -> None:
     """Body of a worker process: build the context once, then run ``(fn, unit)`` jobs from ``conn`` until
     ``None`` or the parent is gone, answering ``('ok', result)`` or ``('error', exception)``.  A forked worker
     first closes ``close`` (the parent's ends of the pipes, so that it sees the parent go) and takes back the
-    default SIGTERM action (the parent's handler is inherited by a fork)."""
+    default SIGTERM action (the parent's handler is inherited by a fork); a spawned one first loads ``kernels``
+    (the compiled kernels in use in the parent, :func:`bgai.util.jit.load_kernels`), which a fork inherits."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     for c in close:
         c.close()
     context, error = None, None
     try:
+        load_kernels(kernels)
         context = setup(*setup_args) if setup is not None else None
         limit_threads(1)  # after the context is built, so that the libraries it loaded are limited too
     except BaseException as exc:  # noqa: BLE001 - sent to the parent with the first unit
@@ -242,8 +246,8 @@ class _Workers:
         with _signals_held() as held, _gc_frozen(method == "fork"):
             for w in range(n):
                 parent, child = ctx.Pipe()
-                close = (*self.conns, parent) if method == "fork" else ()
-                proc = ctx.Process(target=_worker_main, args=(child, setup, setup_args, close), daemon=True,
+                close, kernels = ((*self.conns, parent), ()) if method == "fork" else ((), loaded_kernels())
+                proc = ctx.Process(target=_worker_main, args=(child, setup, setup_args, close, kernels), daemon=True,
                                    name=f"bgai-unit-worker-{w}")
                 proc.start()
                 child.close()

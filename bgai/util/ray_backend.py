@@ -6,17 +6,23 @@ one started here; or an address ``HOST:PORT`` / ``ray://HOST:10001``) and regist
 ``run_units(..., backend='ray', workers=W)`` runs the units on ``W`` Ray actors.  The command line does both for
 ``--ray auto|ADDRESS`` (``bgai eval``, ``bgai analyse``, ``bgai label``).
 
-How.  The job's ``(setup, setup_args)`` is put into Ray's object store once per job (one ``ray.put``; each node
-fetches it once, its actors share that copy).  A checkpoint named by a spec string in ``setup_args`` (an agent
-spec ``model.pt[:ply=N]``, also inside a tuple, list, dict or dataclass such as
-:class:`bgai.train.labels.LabelSettings`) travels with it as bytes: an actor on a machine where that path is
-missing or holds other bytes (sha256) writes them to ``$TMPDIR/bgai-ray/<sha256>/<name>`` and uses that path.
-Each actor (one CPU) runs ``setup(*setup_args)`` once (with its first unit), limits torch / BLAS to one thread
-(:func:`bgai.util.threads.limit_threads`), then runs the units handed to it; the driver keeps each actor busy
-with up to two units (so the next one is already there when one finishes) and hands out the rest as results come
-back.  A unit is ``fn(context, unit)`` with ``fn`` and the unit pickled per task (a few hundred bytes); its
-result comes back through the object store.  So results are those of the local backend, bit for bit (the units
-are pure functions of ``(setup_args, unit)``: :mod:`bgai.util.parallel`).
+How. The job's ``(setup, setup_args)`` is put into Ray's object store once per job (one ``ray.put``; each node
+fetches it once, its actors share that copy). A checkpoint named by a spec string in ``setup_args`` (an agent spec
+``model.pt[:ply=N]``, also inside a tuple, list, dict or dataclass such as :class:`bgai.train.labels.LabelSettings`)
+travels with it as bytes: an actor on a machine where that path is missing or holds other bytes (sha256) writes them
+to ``$TMPDIR/bgai-ray/<sha256>/<name>`` and uses that path. Each actor (one CPU) loads the compiled kernels in use
+in the driver (:func:`bgai.util.jit.load_kernels`: numba's cached machine code, as a forked local worker inherits
+them) and runs ``setup(*setup_args)`` once (with its first unit), limits torch / BLAS to one thread
+(:func:`bgai.util.threads.limit_threads`), then runs the units handed to it; the driver hands each actor one unit at
+a time, as results come back, like the local pool (two at a time while units take under :data:`PREFETCH_BELOW_S`, so
+that the next one is already there when one finishes). A unit is ``fn(context, unit)`` with ``fn`` and the unit
+pickled per task (a few hundred bytes); its result comes back through the object store. So results are those of the
+local backend, bit for bit (the units are pure functions of ``(setup_args, unit)``: :mod:`bgai.util.parallel`).
+
+Actors between jobs.  When a job has finished, its actors wait :data:`KEEP_S` seconds for
+this driver's next job, which then runs on them without starting processes (a job that needs more starts the
+rest); then, or at :func:`release_workers`, they are stopped and their CPUs freed.  An error or an interrupt stops
+a job's actors at once.
 
 Faults.  Actors are made with ``max_restarts`` and ``max_task_retries`` (:data:`RESTARTS`): when an actor's
 process dies (killed, out of memory, its machine lost), Ray starts it again (``setup`` runs again) and re-runs
@@ -46,24 +52,31 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from bgai.errors import BgaiError
 from bgai.util.fileio import atomic_write_bytes
+from bgai.util.jit import load_kernels, loaded_kernels
 from bgai.util.journal import spec_file_path
 from bgai.util.parallel import UnitRun, WorkerDied, register_backend
 from bgai.util.threads import limit_threads
 
 __all__ = ["connect", "auto_address", "check_address", "CONNECT_TIMEOUT_S", "ray_available", "cluster_cpus",
-           "RESTARTS", "POLL_S", "IN_FLIGHT"]
+           "RESTARTS", "POLL_S", "IN_FLIGHT", "PREFETCH_BELOW_S", "KEEP_S", "release_workers"]
 
 #: Restarts of a dead actor, and retries of the units it held, before the job fails with WorkerDied.
 RESTARTS = 4
 #: Seconds the driver waits for a result before looking at signals again.
 POLL_S = 0.2
-#: Units handed to an actor ahead of its results (1 = strictly one at a time).
+#: Units kept at an actor when units are short (:data:`PREFETCH_BELOW_S`): the next one is already there when one
+#: finishes, so the round trip (about a millisecond on one machine) is not spent idle.
 IN_FLIGHT = 2
+#: Wall seconds of a unit (as the driver sees it) below which units are handed out :data:`IN_FLIGHT` at a time;
+#: longer ones go one at a time to an actor that has none, as the local pool hands them out: a unit queued behind
+#: a long one could otherwise wait while another actor is idle at the end of the job (up to a unit's time).
+PREFETCH_BELOW_S = 0.05
 
 
 def ray_available() -> bool:
@@ -120,8 +133,9 @@ def connect(address: str = "auto", *, num_cpus: int | None = None, log_to_driver
         try:
             # RAY_ADDRESS would override the address given to ray.init (also 'local'): target already took it
             with _environ(RAY_ADDRESS=None):
-                if target is None:
-                    ray.init(address="local", num_cpus=num_cpus, **common)
+                if target is None:  # its workers at nice 0, as the local pool's (below)
+                    with _environ(**{_NICENESS: os.environ.get(_NICENESS, "0")}):
+                        ray.init(address="local", num_cpus=num_cpus, **common)
                 else:
                     with _environ(**{k: os.environ.get(k, v) for k, v in _JOIN_TIMEOUTS.items()}), _stderr_kept():
                         ray.init(address=target, **common)
@@ -138,6 +152,13 @@ def connect(address: str = "auto", *, num_cpus: int | None = None, log_to_driver
     register_backend("ray", _run_ray)
     return f"Ray cluster {_JOINED[0] if _JOINED else address}: {cluster_cpus()} CPU(s)"
 
+
+#: Ray's setting of its workers' nice value (Ray's default: 15), set to 0 for a local cluster :func:`connect` starts
+#: (unless set in the environment): at nice 15 on a machine shared with other sessions (Linux groups a session's
+#: processes for CPU shares, autogroup), two actors got about 15% of a core each where two local workers (nice 0)
+#: got their share; the local pool's workers run at nice 0 too.  A cluster started with ``ray start`` keeps
+#: Ray's default unless started with ``RAY_worker_niceness=0`` in its environment.
+_NICENESS = "RAY_worker_niceness"
 
 #: What :func:`connect` joined (for its one-line description).
 _JOINED: list[str] = []
@@ -396,22 +417,24 @@ class _UnitWorker:
     one at a time."""
 
     def __init__(self) -> None:
-        self.context, self.error, self.ready = None, None, False
+        self.context, self.error, self.job = None, None, None
 
     def _build(self, job_ref: list) -> None:
-        setup, setup_args = _ray().get(job_ref[0])  # a list: Ray resolves only top-level references itself
+        self.context, self.error = None, None
+        setup, setup_args, kernels = _ray().get(job_ref[0])  # a list: Ray resolves only top-level references itself
         try:
+            load_kernels(kernels)  # the compiled kernels in use in the driver, from the start (bgai.util.jit)
             self.context = setup(*_land(setup_args)) if setup is not None else None
             limit_threads(1)
         except Exception as exc:  # noqa: BLE001 - raised with the first unit, as the local backend does
             self.error = exc
-        self.ready = True
+        self.job = job_ref[0].hex()
 
     def pid(self) -> int:
         return os.getpid()
 
     def run(self, job_ref: list, fn: Callable[[Any, Any], Any], unit: Any) -> Any:
-        if not self.ready:
+        if self.job != job_ref[0].hex():  # the first unit of a job (also after a restart: a new process)
             self._build(job_ref)
         if self.error is not None:
             raise self.error
@@ -432,6 +455,88 @@ def _actor_class():
 #: Actors of the run in progress (for tests: a fault test kills one of their processes).
 LIVE_ACTORS: list = []
 
+#: Seconds the actors of a finished job wait for this driver's next job before they are stopped (their CPUs
+#: freed): a job that starts within that time runs on them at once, without starting processes (1.5-2.5 CPU s
+#: each, measured on a 2-core machine: Python, Ray's worker, bgai's imports and kernels).
+KEEP_S = 10.0
+_POOL: list = []  # idle actors of this driver's finished jobs
+_POOL_KEY: list = [None]  # the Ray job (driver connection) they belong to
+_POOL_LOCK = threading.Lock()
+_POOL_TIMER: list = [None]
+
+
+def _pool_key():
+    ctx = _ray().get_runtime_context()
+    return ctx.get_job_id(), ctx.get_node_id()
+
+
+def release_workers() -> int:
+    """Stop the idle actors kept for this driver's next job (:data:`KEEP_S`) now, freeing their CPUs.
+
+    Returns:
+        The number of actors stopped.
+    """
+    with _POOL_LOCK:
+        if _POOL_TIMER[0] is not None:
+            _POOL_TIMER[0].cancel()
+            _POOL_TIMER[0] = None
+        idle, _POOL[:] = list(_POOL), []
+        current = _POOL_KEY[0] is not None and _ray().is_initialized() and _pool_key() == _POOL_KEY[0]
+    if current:
+        _kill(idle)
+    return len(idle) if current else 0
+
+
+def _kill(actors: list) -> None:
+    for actor in actors:
+        try:
+            _ray().kill(actor, no_restart=True)
+        except Exception:  # noqa: BLE001 - already gone, or Ray shut down
+            pass
+
+
+def _take_actors(n: int) -> list:
+    """``n`` actors for a job: idle ones of this driver's last job first (those that answer within a second),
+    new ones for the rest."""
+    ray = _ray()
+    key = _pool_key()
+    with _POOL_LOCK:
+        if _POOL_TIMER[0] is not None:
+            _POOL_TIMER[0].cancel()
+            _POOL_TIMER[0] = None
+        idle = list(_POOL) if _POOL_KEY[0] == key else []  # another connection's handles are void
+        _POOL[:] = []
+    kept, extra = idle[:n], idle[n:]
+    if kept:  # a kept actor whose process died while idle (and could not be restarted) is replaced
+        probes = [a.pid.options(concurrency_group="control").remote() for a in kept]
+        ready, _ = ray.wait(probes, num_returns=len(probes), timeout=1.0)
+        alive = []
+        for actor, probe in zip(kept, probes):
+            try:
+                if probe in ready:
+                    ray.get(probe)
+                    alive.append(actor)
+                    continue
+            except Exception:  # noqa: BLE001 - a dead actor: replaced below
+                pass
+            extra.append(actor)
+        kept = alive
+    _kill(extra)
+    return kept + [_actor_class().remote() for _ in range(n - len(kept))]
+
+
+def _keep_actors(actors: list) -> None:
+    """The actors of a job that finished: kept :data:`KEEP_S` seconds for this driver's next job (each holds the
+    job's context until its next job replaces it or it is stopped)."""
+    with _POOL_LOCK:
+        _POOL[:] = actors
+        _POOL_KEY[0] = _pool_key()
+        timer = threading.Timer(KEEP_S, release_workers)
+        timer.daemon = True
+        timer.name = "bgai-ray-keep"
+        _POOL_TIMER[0] = timer
+        timer.start()
+
 
 def actor_pid(actor) -> int:
     """The process id of a live actor of a run (answered beside the unit it is running: concurrency group
@@ -448,28 +553,34 @@ def _run_ray(fn, units: Sequence, run: UnitRun, collect: Callable[[int, Any], No
         raise BgaiError("the Ray backend is not connected: call bgai.util.ray_backend.connect() first")
     from ray.exceptions import RayActorError, RayTaskError
 
-    job = ray.put((setup, _ship(setup_args)))
-    actors = [_actor_class().remote() for _ in range(run.workers)]
+    job = ray.put((setup, _ship(setup_args), loaded_kernels()))
+    actors = _take_actors(run.workers)
     LIVE_ACTORS[:] = actors
+    finished = False
     todo = list(range(len(units)))[::-1]
-    pending: dict[Any, tuple[int, int]] = {}  # ref -> (actor, unit index)
+    pending: dict[Any, tuple[int, int, float]] = {}  # ref -> (actor, unit index, time handed out)
     load = [0] * len(actors)
+    last = [0.0] * len(actors)  # when each actor's last result came back
+    ahead = 1  # units kept at each actor: IN_FLIGHT once the units are seen to be short
 
     def submit(a: int) -> None:
         i = todo.pop()
-        pending[actors[a].run.remote([job], fn, units[i])] = (a, i)
+        pending[actors[a].run.remote([job], fn, units[i])] = (a, i, time.perf_counter())
         load[a] += 1
 
     try:
-        for _ in range(IN_FLIGHT):
-            for a in range(len(actors)):
-                if todo:
-                    submit(a)
+        for a in range(len(actors)):
+            if todo:
+                submit(a)
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=POLL_S)
             for ref in ready:
-                a, i = pending.pop(ref)
+                a, i, handed = pending.pop(ref)
                 load[a] -= 1
+                now = time.perf_counter()
+                # the unit ran from when it was handed out, or from the actor's previous result if it waited
+                ahead = IN_FLIGHT if now - max(handed, last[a]) < PREFETCH_BELOW_S else 1
+                last[a] = now
                 try:
                     result = ray.get(ref)
                 except RayTaskError as exc:
@@ -479,14 +590,17 @@ def _run_ray(fn, units: Sequence, run: UnitRun, collect: Callable[[int, Any], No
                     raise WorkerDied(f"Ray worker {a} died more than {RESTARTS} times (last: "
                                      f"{type(exc).__name__})") from None
                 collect(i, result)
-                if todo:
+                while todo and load[a] < ahead:
                     submit(a)
+        finished = True
     finally:
-        for ref in pending:
-            try:
-                ray.cancel(ref, force=False)
-            except Exception:  # noqa: BLE001 - the actor is killed next anyway
-                pass
-        for actor in actors:
-            ray.kill(actor, no_restart=True)
         LIVE_ACTORS[:] = []
+        if finished:  # every unit returned: the actors are idle, kept for this driver's next job
+            _keep_actors(actors)
+        else:  # an error or an interrupt: units may still run; the actors are stopped
+            for ref in pending:
+                try:
+                    ray.cancel(ref, force=False)
+                except Exception:  # noqa: BLE001 - the actor is killed next anyway
+                    pass
+            _kill(actors)
