@@ -84,8 +84,8 @@ def test_errors_reach_the_caller():
         run_units(_exit_on_1, [0, 1, 2, 3], workers=2)
     with pytest.raises(BgaiError, match="workers must be >= 1"):
         run_units(_draw, [(0, 0)], workers=0)
-    with pytest.raises(BgaiError, match="unknown parallel backend 'ray'; known: local"):
-        run_units(_draw, [(0, 0)], backend="ray")
+    with pytest.raises(BgaiError, match=r"unknown parallel backend 'nosuch'; known: local\b"):  # 'ray' once imported
+        run_units(_draw, [(0, 0)], backend="nosuch")
 
 
 def test_backends_plug_in_behind_the_same_call():
