@@ -151,6 +151,7 @@ class ModelBundle:
         self.databases = tuple(databases)
         self.rule = ClassRule([n.classes for n in nets] + [d.classes for d in self.databases], classifier)
         self._fast: list[FastForward] | None = None
+        self._fixed = False  # fix_weights(): the weights no longer change
 
     @classmethod
     def single(cls, net: ValueNet, encoder: Encoder, record: dict | None = None, name: str = ALL) -> "ModelBundle":
@@ -291,6 +292,13 @@ class ModelBundle:
             out[idx] = k if k < len(self.nets) else -2
         return out
 
+    def fix_weights(self) -> None:
+        """Declare that the nets' weights no longer change in this process (a server): small batches may then take
+        the first layer's product with a plain copy of its weights (:class:`bgai.model.nets.FastForward`, the same
+        bits, 1.5-3x faster for tens of rows).  Never for a bundle being trained."""
+        self._fixed = True
+        self._fast = None
+
     def use_compiled_encoders(self) -> None:
         """Load the compiled kernels of the nets' input encoders now (:mod:`bgai.model.kernels`), for a
         long-running process that encodes few positions per call: a server (about 20 afterstates a request) would
@@ -313,7 +321,7 @@ class ModelBundle:
             of the bundle's databases from them.
         """
         if self._fast is None:  # views of the current weights: also right while the nets are trained
-            self._fast = [FastForward(n.net) for n in self.nets]
+            self._fast = [FastForward(n.net, fixed_weights=self._fixed) for n in self.nets]
         return finished_or_evaluate(boards, self._evaluate_live)
 
     def _evaluate_live(self, boards: np.ndarray) -> np.ndarray:

@@ -149,13 +149,15 @@ class FastForward:
     1.5-3x as long as with a plain copy of the weights, and for most batch sizes the BLAS computes both the same
     way (its packed GEMM), bit for bit; for the smallest ones it may not (OpenBLAS's small-matrix kernels, whose
     limits depend on the CPU and the shapes).  So the plain copy is used for a batch of ``n < PLAIN_ROWS`` rows
-    only when a probe product of ``n`` seeded random rows gave the same bits both ways (checked once per ``n``);
-    the copy is made again whenever torch's version counter of the weight says it changed (every in-place update
-    counts).  The results are those of the transposed view (``tests/test_single_request_paths.py``).  Small
-    batches write into output buffers kept per thread and per batch size (the result is a copy).
+    only when a probe product of ``n`` seeded random rows gave the same bits both ways (checked once per ``n``),
+    and only with ``fixed_weights=True`` (a server, whose weights never change: training writes its updates into
+    the weights through numpy views and shared memory, which torch's version counter does not see); the copy is
+    also made again whenever that counter says the weight changed.  The results are those of the transposed view
+    (``tests/test_single_request_paths.py``).  Small batches write into output buffers kept per thread and per
+    batch size (the result is a copy).
     """
 
-    def __init__(self, net: ValueNet):
+    def __init__(self, net: ValueNet, fixed_weights: bool = False):
         layers = [m for m in net.body if isinstance(m, nn.Linear)]
         self.weights = [m.weight.detach().numpy().T for m in layers]  # (in, out) views
         self.biases = [m.bias.detach().numpy() for m in layers]
@@ -163,6 +165,7 @@ class FastForward:
         self._first = layers[0].weight
         self._plain: tuple[int, np.ndarray] | None = None  # (version of the weight, its (in, out) C copy)
         self._plain_same: dict[int, bool] = {}  # rows -> the plain copy gives the view's bits
+        self.fixed_weights = fixed_weights
         self._local = threading.local()  # per thread: rows -> output buffers of small batches (_buffers)
 
     def _plain_first(self) -> np.ndarray:
@@ -176,6 +179,8 @@ class FastForward:
 
     def _use_plain(self, n: int) -> bool:
         """Whether a batch of ``n`` rows takes the first product with the plain copy (see the class docstring)."""
+        if not self.fixed_weights:
+            return False
         same = self._plain_same.get(n)
         if same is None:
             if n >= PLAIN_ROWS:

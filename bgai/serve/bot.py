@@ -83,15 +83,17 @@ class Bot:
         (:meth:`bgai.model.bundle.ModelBundle.use_compiled_encoders`).  For servers: by default a process loads
         them only after a warm-up on the numpy path (seconds of work, thousands of requests), and one request's
         numpy path costs about 0.8 ms more.  Loading takes about 1 s (numba's import and cache; the first run on a
-        machine compiles, up to a minute).  The answers are the same either way.
+        machine compiles, up to a minute).  Also declares the model's weights fixed
+        (:meth:`bgai.model.bundle.ModelBundle.fix_weights`).  The answers are the same either way.
 
         Returns:
             Whether the compiled move generator is in use (False without numba or with ``BGAI_NUMBA=0``).
         """
         on = movegen.use_compiled()
-        use_encoders = getattr(getattr(self.agent, "bundle", None), "use_compiled_encoders", None)
-        if use_encoders is not None:
-            use_encoders()
+        bundle = getattr(self.agent, "bundle", None)
+        if hasattr(bundle, "use_compiled_encoders") and hasattr(bundle, "fix_weights"):
+            bundle.use_compiled_encoders()
+            bundle.fix_weights()  # a served model's weights never change
         return on
 
     # ----------------------------------------------------------------------------------------------- plays
