@@ -167,8 +167,8 @@ def run_external(args: argparse.Namespace) -> int:
     from bgai.errors import BgaiError
     from bgai.serve.external import serve_external
 
+    check_limits(args.max_connections, args.timeout, allow_no_timeout=True)  # bad options before the port
     _check_port(args.port)
-    check_limits(args.max_connections, args.timeout, allow_no_timeout=True)
     bot = make_bot(args.agent)
 
     def ready(server) -> None:
@@ -194,8 +194,8 @@ def run_http(args: argparse.Namespace) -> int:
     from bgai.errors import BgaiError
     from bgai.serve.http import serve_http
 
+    check_limits(args.max_connections, args.timeout)  # bad options before the port (which may be taken)
     _check_port(args.port, args.host)
-    check_limits(args.max_connections, args.timeout)
     allowed_hosts(args.host, args.allow_host)  # a bad --allow-host fails before the model is loaded
     bot = make_bot(args.agent)
     print(f"bgai HTTP API ({bot.spec}) on http://{args.host}:{args.port}/  (API docs: /docs)", file=sys.stderr, flush=True)
