@@ -350,3 +350,21 @@ def test_plays_with_a_match_id_rank_by_mwc(gnubg):
     assert best["equity"] == pytest.approx(-0.042, abs=3e-3)  # GNU Backgammon 0-ply (tests/test_hint_qa.py)
     mwcs = [p["mwc"] for p in r["plays"]]
     assert mwcs == sorted(mwcs, reverse=True)
+
+
+def test_random_agent_lists_its_chosen_play_first():
+    """QA (session 6): the random bot's chosen play was compared by identity with the generator's plays, so the
+    generator's first play was always listed first; the chosen play is the one choose_play returns."""
+    from bgai.agents.registry import make_agent
+    from bgai.core.position_id import decode_position_id
+    from bgai.serve.bot import Bot
+
+    bot = Bot(make_agent("random"), "random")
+    board = decode_position_id("4HPwATDgc/ABMA")
+    firsts = set()
+    for seed in range(20):
+        want = bot.choose_play(board, (3, 1), np.random.default_rng(seed))
+        ranked = bot.rank_plays(board, (3, 1), np.random.default_rng(seed))
+        assert ranked[0].play == want and len(ranked) == len(bot.legal_plays(board, (3, 1)))
+        firsts.add(ranked[0].play.notation)
+    assert len(firsts) > 5  # (16 legal plays of 3-1 at the start)

@@ -123,7 +123,7 @@ class Bot:
             if not plays:
                 return []
             chosen = self.choose_play(board, dice, rng if rng is not None else np.random.default_rng(0))
-            order = sorted(plays, key=lambda p: p is not chosen)
+            order = sorted(plays, key=lambda p: p != chosen)  # equal plays (the same afterstate), not the same object
             return [RankedPlay(p, float("nan"), "none") for p in order]
         with self._lock:
             ranked = rank_plays(self.agent, board, dice, cube_state)
