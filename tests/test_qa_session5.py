@@ -305,3 +305,24 @@ def test_request_integers_are_plain_ascii_digits(query):
     params = dict(parse_qsl("position_id=4HPwATDgc/ABMA&" + query))
     with pytest.raises(BgaiError, match="must be"):
         read_request_params(params)
+
+
+def test_session6_cli_refuses_zero_workers_and_missing_out_folder(tmp_path):
+    """QA (session 6): `bgai label --workers 0` was accepted (eval refused it); `bgai bearoff attach --out` into a
+    missing folder created it."""
+    import subprocess
+    import sys
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "bgai", *args], capture_output=True, text=True, timeout=120)
+
+    for cmd in (["label", str(tmp_path / "labels"), "--workers", "0"], ["rollout", "4HPwATDgc/ABMA", "--workers", "0"]):
+        r = run(*cmd)
+        assert r.returncode == 2 and "--workers: expected a positive integer, got '0'" in r.stderr, r.stderr
+    assert not (tmp_path / "labels").exists()
+    out = tmp_path / "missing" / "x.pt"
+    from pathlib import Path
+
+    model = Path(__file__).resolve().parents[1] / "checkpoints" / "bgai-td128.pt"
+    r = run("bearoff", "attach", str(model), "--out", str(out))
+    assert r.returncode != 0 and "does not exist" in r.stderr and not out.parent.exists(), r.stderr

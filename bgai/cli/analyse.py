@@ -22,18 +22,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bgai.cli.args import add_ray_option, parallel_backend
+from bgai.cli.args import add_ray_option, parallel_backend, positive_int
 from bgai.errors import AgentSpecError, BgaiError
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def _ply(text: str) -> int:
@@ -65,7 +55,7 @@ def register(subparsers) -> None:
                    help="search depth of the agent (checkpoint models; gnubg: 0 only); default the agent's own")
     p.add_argument("--json", metavar="FILE", help="write the whole analysis as JSON to FILE (atomically)")
     p.add_argument("--html", metavar="FILE", help="write an HTML report with board pictures to FILE (atomically)")
-    p.add_argument("--workers", type=_positive_int, default=1, help="processes to rank in (default 1)")
+    p.add_argument("--workers", type=positive_int, default=1, help="processes to rank in (default 1)")
     p.add_argument("--worst", type=_ply, default=5, metavar="N",
                    help="worst errors listed and drawn per player (default 5)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -55,6 +55,17 @@ class BgaiArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {error_text(ValueError(message))} (see '{self.prog} --help')\n")
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (``--games``, ``--workers``), else a one-line usage error."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
 def seed_type(text: str) -> int:
     """argparse ``type`` of ``--seed``: a decimal integer ``0 .. 2**63 - 1``.
 

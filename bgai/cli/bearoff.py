@@ -167,6 +167,9 @@ def run_attach(args: argparse.Namespace) -> int:
 
     if not str(args.out).lower().endswith((".pt", ".pth", ".ckpt")):
         raise BgaiError(f"--out {args.out!r} must end in .pt (a bgai model file)")
+    folder = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(folder):  # as eval/rollout --json: a missing folder is a typo more often than not
+        raise BgaiError(f"--out {args.out!r}: folder {folder!r} does not exist")
     if os.path.exists(args.out) and os.path.exists(args.model) and os.path.samefile(args.out, args.model):
         raise BgaiError(f"--out {args.out!r} is the model file itself; write the copy to another file")
     bundle, ckpt = load_model_bundle(str(args.model))  # short, safe errors for corrupt or foreign files

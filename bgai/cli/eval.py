@@ -13,22 +13,11 @@ reported as a partial result, marked in the table and in the JSON (``"partial": 
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
-from bgai.cli.args import add_ray_option, parallel_backend, seed_type
+from bgai.cli.args import add_ray_option, parallel_backend, positive_int, seed_type
 from bgai.errors import BgaiError
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def register(subparsers) -> None:
@@ -47,10 +36,10 @@ def register(subparsers) -> None:
     )
     p.add_argument("agent_a", metavar="AGENT_A", help="agent spec, e.g. pubeval, gnubg, runs/x/best.pt:ply=1")
     p.add_argument("agent_b", metavar="AGENT_B", help="agent spec of the opponent")
-    p.add_argument("--games", type=_positive_int, help="number of games (even in duplicate mode)")
+    p.add_argument("--games", type=positive_int, help="number of games (even in duplicate mode)")
     p.add_argument("--seed", type=seed_type, default=0, help="series seed 0..2**63-1 (default 0)")
     p.add_argument(
-        "--workers", type=_positive_int, default=1,
+        "--workers", type=positive_int, default=1,
         help="processes to play in (default 1).  Games are cut into about 16 work units, sized from the number of "
         "games and the agents (at least 500 games for fast bots, 64 for gnubg or a 1-ply search; at most 1000, "
         "200 with --cube/--match), never split, so that results do not depend on the number of workers: at most "
@@ -77,10 +66,10 @@ def register(subparsers) -> None:
     )
     cube.add_argument("--cube", action="store_true", help="cubeful money games (--games N)")
     cube.add_argument("--match", type=int, metavar="N", help="play N-point matches (with --matches M)")
-    cube.add_argument("--matches", type=_positive_int, metavar="M", help="number of matches (even in duplicate mode)")
+    cube.add_argument("--matches", type=positive_int, metavar="M", help="number of matches (even in duplicate mode)")
     cube.add_argument("--no-jacoby", action="store_true",
                       help="cubeful money play without the Jacoby rule (needs --cube; an error otherwise)")
-    cube.add_argument("--cube-limit", type=_positive_int, metavar="V",
+    cube.add_argument("--cube-limit", type=positive_int, metavar="V",
                       help="cubeful money play: highest cube value (needs --cube; an error otherwise)")
     p.set_defaults(func=run)
 

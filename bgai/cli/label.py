@@ -11,7 +11,7 @@ import argparse
 import sys
 import time
 
-from bgai.cli.args import add_ray_option, parallel_backend, seed_type
+from bgai.cli.args import add_ray_option, parallel_backend, positive_int, seed_type
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="probability that a play of the sampling games is a random legal play (default 0: the "
                    "model's self-play)")
     p.add_argument("--seed", type=seed_type, default=1, help="seed (default 1)")
-    p.add_argument("--workers", type=int, default=1, help="processes (default 1); shards do not depend on it")
+    p.add_argument("--workers", type=positive_int, default=1, help="processes (default 1); shards do not depend on it")
     add_ray_option(p)
     p.set_defaults(func=run)
 

@@ -36,7 +36,7 @@ import sys
 import numpy as np
 
 from bgai.agents.registry import valid_specs
-from bgai.cli.args import add_ray_option, parallel_backend, seed_type
+from bgai.cli.args import add_ray_option, parallel_backend, positive_int, seed_type
 from bgai.errors import BgaiError
 
 
@@ -58,7 +58,7 @@ def register(subparsers) -> None:
     p.add_argument("--ply", type=int, choices=(0, 1), help="plies of look-ahead for the plays inside the rollout")
     p.add_argument("--candidates", type=int, metavar="K", help="with DICE: roll out the best K plays at 0-ply")
     p.add_argument("--seed", type=seed_type, default=0, help="dice seed, 0..2**63-1 (default 0)")
-    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--workers", type=positive_int, default=1, help="worker processes (default 1)")
     add_ray_option(p)
     p.add_argument("--no-vr", action="store_true", help="no variance reduction (luck adjustment)")
     p.add_argument("--cube", action="store_true", help="cube decision / cubeful ranking from the rollout (Janowski)")
