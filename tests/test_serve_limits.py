@@ -154,6 +154,11 @@ def test_http_host_header_must_name_this_server(http):
         assert status == 400 and headers["content-type"] == "application/json", host
         msg = json.loads(body)["message"]
         assert ("is not served here" if host else "has no Host header") in msg and "--allow-host" in msg, msg
+    # two Host headers (QA, session 6: only the last was checked): refused, whatever they name
+    with _connect(http.port) as s:
+        s.sendall(b"GET /api/info HTTP/1.1\r\nHost: evil.example\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        data, _ = _read_all(s)
+    assert data.startswith(b"HTTP/1.1 400") and b"2 Host headers" in data, data[:200]
     # an HTTP/1.0 request without a Host header cannot be checked: refused too
     with _connect(http.port) as s:
         s.sendall(b"GET /api/info HTTP/1.0\r\n\r\n")

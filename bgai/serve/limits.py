@@ -183,13 +183,15 @@ class HostCheck:
         if scope["type"] not in ("http", "websocket") or "*" in self.hosts:
             await self.app(scope, receive, send)
             return
-        raw = dict(scope.get("headers") or ()).get(b"host")
+        raws = [value for key, value in scope.get("headers") or () if key == b"host"]
+        raw = raws[0] if len(raws) == 1 else None  # two Host headers: refused (RFC 9112 section 3.2), not the last one
         name = host_name(raw.decode("latin-1")) if raw else ""
         if name in self.hosts:
             await self.app(scope, receive, send)
             return
         shown = name[:40] + ("..." if len(name) > 40 else "")
-        what = f"host {shown!r} is not served here" if raw else "the request has no Host header"
+        what = (f"the request has {len(raws)} Host headers" if len(raws) > 1
+                else f"host {shown!r} is not served here" if raw else "the request has no Host header")
         body = json.dumps({"message": f"{what}: allowed hosts are {', '.join(sorted(self.hosts))} "
                                       "(bgai serve http --allow-host NAME)"}).encode()
         if scope["type"] == "websocket":
