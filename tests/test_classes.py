@@ -160,3 +160,42 @@ def test_classes_equal_gnubg_on_random_positions(kind):
         assert set(np.unique(mine)) <= {CLASS_BEAROFF, CLASS_OVER} and (mine == CLASS_BEAROFF).sum() > 4000
     else:
         assert (mine == CLASS_CRASHED).sum() > 2000 and (mine == CLASS_CONTACT).sum() > 50
+
+
+# ---- the compiled kernel against the numpy reference -------------------------------------------------------
+
+def _kernel_or_skip():
+    from bgai.model import classes
+
+    if not classes.use_compiled():
+        pytest.skip("compiled kernels unavailable (numba missing or BGAI_NUMBA=0)")
+    classes.use_compiled(False)  # back to the default choice for the other tests
+
+
+def test_compiled_classes_equal_numpy(reference_afterstates):
+    _kernel_or_skip()
+    rng = np.random.default_rng(7)
+    parts = [reference_afterstates] + [random_positions(rng, 3000, kind) for kind in ("race", "bearoff", "low")]
+    over = np.zeros((3, 2, 25), dtype=np.int8)
+    over[0, 1, 5] = 3  # the side on roll has no checker
+    over[1, 0, 24] = 1  # the opponent has none (a checker on the bar)
+    parts.append(over)  # and an empty board
+    boards = np.concatenate(parts)
+    numpy_classes = classify(boards, compiled=False)
+    assert np.array_equal(classify(boards, compiled=True), numpy_classes)
+    assert set(np.unique(numpy_classes)) == {CLASS_OVER, CLASS_BEAROFF, CLASS_RACE, CLASS_CRASHED, CLASS_CONTACT}
+    # one board at a time, as a server classifies (the first few)
+    for b in boards[::5000]:
+        assert classify(b, compiled=True)[0] == classify(b, compiled=False)[0]
+    # a non-contiguous batch and a single board
+    assert np.array_equal(classify(boards[::-3], compiled=True), numpy_classes[::-3])
+    assert classify(starting_board(), compiled=True)[0] == CLASS_CONTACT
+
+
+@pytest.mark.parametrize("value", [-1, 16])
+def test_compiled_rejects_bad_counts(value):
+    _kernel_or_skip()
+    bad = np.stack([starting_board()] * 3)
+    bad[2, 1, 7] = value
+    with pytest.raises(InvalidPositionError, match="0..15"):
+        classify(bad, compiled=True)

@@ -66,6 +66,7 @@ import torch
 from bgai import __version__
 from bgai.core.equity import finished_or_evaluate, finished_probabilities
 from bgai.errors import BgaiError, CheckpointError
+from bgai.model import classes
 from bgai.model.classes import CLASS_NAMES, CLASS_RACE
 from bgai.model.features import Encoder, check_encoding
 from bgai.model.files import check_checkpoint_file, checkpoint_load_error
@@ -304,7 +305,10 @@ class ModelBundle:
         long-running process that encodes few positions per call: a server (about 20 afterstates a request) would
         otherwise run the numpy path for its first :data:`~bgai.model.kernels.WARM_UP_POSITIONS` positions,
         several thousand requests.  Without compiled kernels (numba missing, ``BGAI_NUMBA=0``) nothing changes;
-        either way the encodings are bit-identical."""
+        either way the encodings are bit-identical.  A bundle of several nets routed by the classifier also loads
+        :func:`bgai.model.classes.classify`'s kernel (the same classes)."""
+        if self.rule.n_nets > 1:
+            classes.use_compiled()
         one = np.zeros((1, 2, 25), dtype=np.int8)
         one[0, :, 5] = 15
         for n in self.nets:

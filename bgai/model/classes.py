@@ -48,6 +48,7 @@ import numpy as np
 
 from bgai.core.board import as_batch
 from bgai.errors import InvalidPositionError
+from bgai.util.jit import LazyKernel
 
 __all__ = [
     "CLASS_OVER",
@@ -58,6 +59,8 @@ __all__ = [
     "CLASS_NAMES",
     "FROM_GNUBG_NN",
     "classify",
+    "use_compiled",
+    "WARM_UP_POSITIONS",
 ]
 
 CLASS_OVER = 0
@@ -92,12 +95,15 @@ def _crashed(rows: np.ndarray) -> np.ndarray:
     )
 
 
-def classify(boards: np.ndarray) -> np.ndarray:
+def classify(boards: np.ndarray, compiled: bool | None = None) -> np.ndarray:
     """The class of each position (``CLASS_OVER`` ... ``CLASS_CONTACT``, see the module docstring).
 
     Args:
         boards: ``(N, 2, 25)`` (or one ``(2, 25)``) int8 boards in bgai's layout; the classes do not depend on
             which side is on roll.
+        compiled: the compiled kernel (:func:`use_compiled`): ``None`` as the process decides (numpy until
+            :data:`WARM_UP_POSITIONS` positions were classified, then the kernel), ``True`` now, ``False`` never.
+            Both give the same classes (``tests/test_classes.py``).
 
     Returns:
         ``(N,)`` int8 class numbers.
@@ -106,9 +112,15 @@ def classify(boards: np.ndarray) -> np.ndarray:
         InvalidPositionError: wrong shape, or a checker count outside 0..15.
     """
     b = as_batch(boards)
+    n = b.shape[0]
+    kernel = _CLASSIFY.get(n, compiled)
+    if kernel is not None:
+        out = np.empty(n, dtype=np.int8)
+        if kernel(np.ascontiguousarray(b), out):
+            raise InvalidPositionError("checker counts must be in 0..15 to classify a position")
+        return out
     if b.size and (b.min() < 0 or b.max() > 15):
         raise InvalidPositionError("checker counts must be in 0..15 to classify a position")
-    n = b.shape[0]
     occupied = b > 0
     # highest occupied column of each side (-1 when it has no checker): 24 - (first occupied from the top)
     back = np.where(occupied.any(axis=2), 24 - np.argmax(occupied[:, :, ::-1], axis=2), -1)
@@ -123,3 +135,65 @@ def classify(boards: np.ndarray) -> np.ndarray:
     out[race] = np.where((back[race] <= 5).all(axis=1), CLASS_BEAROFF, CLASS_RACE)
     out[over] = CLASS_OVER
     return out
+
+
+def _side_crashed(b: np.ndarray, i: int, s: int) -> bool:
+    """:func:`_crashed` of side ``s`` of board ``i`` (plain Python, compiled into :func:`_classify_kernel`)."""
+    tot = 0
+    for c in range(25):
+        tot += b[i, s, c]
+    n1 = b[i, s, 0]
+    n2 = b[i, s, 1]
+    if tot <= 6:
+        return True
+    if n1 >= 2:
+        return tot - n1 <= 6 or (n2 >= 2 and tot - n1 - n2 + 1 <= 6)
+    return tot - n2 + 1 <= 6
+
+
+def _classify_kernel(b: np.ndarray, out: np.ndarray) -> bool:
+    """:func:`classify`'s rules one board at a time into ``out`` (``(N,)`` int8) for C-contiguous int8 boards
+    ``b``; True (and ``out`` unfinished) when a count is outside 0..15."""
+    for i in range(b.shape[0]):
+        back0 = -1
+        back1 = -1
+        for c in range(25):
+            x0 = b[i, 0, c]
+            x1 = b[i, 1, c]
+            if x0 < 0 or x0 > 15 or x1 < 0 or x1 > 15:
+                return True
+            if x0 > 0:
+                back0 = c
+            if x1 > 0:
+                back1 = c
+        if back0 < 0 or back1 < 0:
+            out[i] = 0  # CLASS_OVER
+        elif back0 + back1 > 22:
+            out[i] = 3 if _side_crashed(b, i, 0) or _side_crashed(b, i, 1) else 4  # CLASS_CRASHED / CLASS_CONTACT
+        elif back0 <= 5 and back1 <= 5:
+            out[i] = 1  # CLASS_BEAROFF
+        else:
+            out[i] = 2  # CLASS_RACE
+    return False
+
+
+def _prime(kernel) -> None:
+    kernel(np.zeros((1, 2, 25), dtype=np.int8), np.empty(1, dtype=np.int8))
+
+
+#: Positions classified with numpy in a process before :func:`classify` loads its compiled kernel by default (as
+#: the input encoders, :data:`bgai.model.kernels.WARM_UP_POSITIONS`; a kernel's load costs 0.3-2 s of CPU).
+WARM_UP_POSITIONS = 100_000
+
+_CLASSIFY = LazyKernel(_classify_kernel, WARM_UP_POSITIONS, helpers=(_side_crashed,), prime=_prime)
+
+
+def use_compiled(on: bool = True) -> bool:
+    """Turn :func:`classify`'s compiled kernel on (loading it now) or off (the numpy path, the reference; the
+    same classes) for the following calls: for a server, which classifies a few afterstates per request and
+    would otherwise run numpy for :data:`WARM_UP_POSITIONS` positions (:meth:`bgai.util.jit.LazyKernel.use`).
+
+    Returns:
+        Whether the kernel is now in use (``False`` when turned off, or without compiled kernels).
+    """
+    return _CLASSIFY.use(on)

@@ -248,5 +248,7 @@ class ClassRule:
                 return [(other, idx)]
             parts = sorted([(bear, idx[home]), (other, idx[~home])])
             return [(k, i) for k, i in parts if i.size]
-        nets = self.net_of[self.classify(boards[idx]).astype(np.int64)]
+        nets = self.net_of[self.classify(boards if idx.size == boards.shape[0] else boards[idx])]
+        if idx.size and (nets == nets[0]).all():  # one class for all: the common case of one position's plays
+            return [(int(nets[0]), idx)]
         return [(k, idx[nets == k]) for k in range(self.n_nets) if (nets == k).any()]
