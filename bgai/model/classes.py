@@ -48,7 +48,7 @@ import numpy as np
 
 from bgai.core.board import as_batch
 from bgai.errors import InvalidPositionError
-from bgai.util.jit import LazyKernel
+from bgai.model.kernels import PositionKernel
 
 __all__ = [
     "CLASS_OVER",
@@ -60,7 +60,6 @@ __all__ = [
     "FROM_GNUBG_NN",
     "classify",
     "use_compiled",
-    "WARM_UP_POSITIONS",
 ]
 
 CLASS_OVER = 0
@@ -102,8 +101,8 @@ def classify(boards: np.ndarray, compiled: bool | None = None) -> np.ndarray:
         boards: ``(N, 2, 25)`` (or one ``(2, 25)``) int8 boards in bgai's layout; the classes do not depend on
             which side is on roll.
         compiled: the compiled kernel (:func:`use_compiled`): ``None`` as the process decides (numpy until
-            :data:`WARM_UP_POSITIONS` positions were classified, then the kernel), ``True`` now, ``False`` never.
-            Both give the same classes (``tests/test_classes.py``).
+            :data:`bgai.model.kernels.WARM_UP_POSITIONS` positions were classified, then the kernel), ``True``
+            now, ``False`` never.  Both give the same classes (``tests/test_classes.py``).
 
     Returns:
         ``(N,)`` int8 class numbers.
@@ -181,17 +180,14 @@ def _prime(kernel) -> None:
     kernel(np.zeros((1, 2, 25), dtype=np.int8), np.empty(1, dtype=np.int8))
 
 
-#: Positions classified with numpy in a process before :func:`classify` loads its compiled kernel by default (as
-#: the input encoders, :data:`bgai.model.kernels.WARM_UP_POSITIONS`; a kernel's load costs 0.3-2 s of CPU).
-WARM_UP_POSITIONS = 100_000
-
-_CLASSIFY = LazyKernel(_classify_kernel, WARM_UP_POSITIONS, helpers=(_side_crashed,), prime=_prime)
+_CLASSIFY = PositionKernel(_classify_kernel, helpers=(_side_crashed,), prime=_prime)
 
 
 def use_compiled(on: bool = True) -> bool:
     """Turn :func:`classify`'s compiled kernel on (loading it now) or off (the numpy path, the reference; the
     same classes) for the following calls: for a server, which classifies a few afterstates per request and
-    would otherwise run numpy for :data:`WARM_UP_POSITIONS` positions (:meth:`bgai.util.jit.LazyKernel.use`).
+    would otherwise run numpy for its first :data:`~bgai.model.kernels.WARM_UP_POSITIONS` positions
+    (:meth:`bgai.util.jit.LazyKernel.use`).
 
     Returns:
         Whether the kernel is now in use (``False`` when turned off, or without compiled kernels).

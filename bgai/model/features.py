@@ -62,7 +62,7 @@ import numpy as np
 from bgai.core.board import as_batch
 from bgai.errors import CheckpointError, ConfigError, InvalidPositionError
 from bgai.model.gnubg_inputs import CONTACT_SIZE, RACE_SIZE, contact_inputs, race_inputs
-from bgai.model.kernels import EncoderKernel
+from bgai.model.kernels import PositionKernel
 
 __all__ = [
     "Encoder",
@@ -138,7 +138,7 @@ def _tesauro_into(b: np.ndarray, out: np.ndarray, lin: np.ndarray) -> None:
 
 def _encode(boards: np.ndarray, size: int, compiled: bool | None = None) -> np.ndarray:
     """``tesauro198`` (``size`` 198) or ``extended`` (219) of a batch: the compiled kernel when
-    :class:`~bgai.model.kernels.EncoderKernel` says so, else numpy a chunk at a time (the reference)."""
+    :class:`~bgai.model.kernels.PositionKernel` says so, else numpy a chunk at a time (the reference)."""
     b = np.ascontiguousarray(as_batch(boards))
     kernel = _ENCODE_KERNEL.get(b.shape[0], compiled)
     if kernel is not None:
@@ -283,7 +283,7 @@ def _encode_kernel(b, size, out):  # pragma: no cover - compiled by numba (the t
     return 0
 
 
-_ENCODE_KERNEL = EncoderKernel(_encode_kernel)
+_ENCODE_KERNEL = PositionKernel(_encode_kernel)
 
 
 def tesauro198(boards: np.ndarray, *, compiled: bool | None = None) -> np.ndarray:

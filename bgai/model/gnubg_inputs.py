@@ -120,7 +120,7 @@ import numpy as np
 
 from bgai.core.board import as_batch
 from bgai.errors import ConfigError, InvalidPositionError
-from bgai.model.kernels import EncoderKernel
+from bgai.model.kernels import PositionKernel
 
 __all__ = [
     "RACE_SIZE",
@@ -1047,8 +1047,8 @@ def _race_kernel(b, out):  # pragma: no cover - compiled by numba
     return 0
 
 
-_CONTACT_KERNEL = EncoderKernel(_contact_kernel, helpers=(_count_status, _top_bit, _rev24, _shot_counts))
-_RACE_KERNEL = EncoderKernel(_race_kernel, helpers=(_count_status,))
+_CONTACT_KERNEL = PositionKernel(_contact_kernel, helpers=(_count_status, _top_bit, _rev24, _shot_counts))
+_RACE_KERNEL = PositionKernel(_race_kernel, helpers=(_count_status,))
 
 
 # --- encoders -------------------------------------------------------------------------------------------------
