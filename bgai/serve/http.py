@@ -265,8 +265,9 @@ def _plays_json(ranked: list[RankedPlay], board: np.ndarray) -> tuple[str, list[
     after = after[1:]
     boards = after.tolist()
     over = [not any(me) or not any(opp) for me, opp in boards]  # a side has borne off all (counts are >= 0)
-    probs = [None if rp.probabilities is None
-             else dict(zip(OUTPUTS, np.asarray(rp.probabilities, dtype=np.float64).tolist())) for rp in ranked]
+    probs = [None if (p := rp.probabilities) is None
+             else dict(zip(OUTPUTS, (p if type(p) is np.ndarray and p.dtype == np.float64 else
+                                     np.asarray(p, dtype=np.float64)).tolist())) for rp in ranked]
     results = {}
     if any(over):
         winner, pts = result_kind(after[np.array(over)])
