@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bgai.agents.base import Agent
+from bgai.analysis.plays_jit import SEARCH, direct_steps, unpack_steps
 from bgai.core.board import as_batch, flip, validate
 from bgai.core.cube_state import CubeState
 from bgai.core.dice import Dice
@@ -29,6 +30,7 @@ from bgai.core.equity import cubeless_equity, swap_perspective
 from bgai.core.movegen import Play, afterstates
 from bgai.errors import AgentCapabilityError, BgaiError, IllegalMoveError, InvalidDiceError
 from bgai.game.cube import analyse_cube, cube_efficiency, match_equity_after, met_for
+from bgai.util.jit import LazyKernel
 
 __all__ = [
     "RankedPlay",
@@ -39,6 +41,7 @@ __all__ = [
     "cubeful_afterstate_equities",
     "agent_at_ply",
     "afterstate_plays",
+    "use_compiled",
 ]
 
 #: The values :attr:`RankedPlay.score_kind` takes.
@@ -348,7 +351,7 @@ def afterstate_plays(board: np.ndarray, after: np.ndarray, dice, *, lazy: bool =
     d1, d2 = (int(x) for x in dice)
     reader = _StepReader(b, after, max(d1, d2), min(d1, d2))
     if lazy:
-        return [_LazyPlay(reader, i, after[i]) for i in range(len(after))]
+        return _lazy_plays(reader, after)
     return [Play(steps=reader.steps(i), afterstate=after[i]) for i in range(len(after))]
 
 
@@ -359,9 +362,11 @@ class _StepReader:
 
     def __init__(self, board: np.ndarray, after: np.ndarray, hi: int, lo: int) -> None:
         self.after, self.hi, self.lo = after, hi, lo
+        self.board = board
         self.me0, self.opp0 = board.tolist()
         self.net = None
         self.reads = 0
+        self.codes = None  # the compiled reader's packed steps of every row (plays_jit.direct_steps)
 
     def _prepare(self) -> None:
         # one conversion, then plain Python: cheaper than numpy passes over a position's few tens of afterstates
@@ -377,6 +382,22 @@ class _StepReader:
 
     def steps(self, i: int) -> tuple:
         """The steps of afterstate ``i`` (IllegalMoveError when no legal play reaches it)."""
+        codes = self.codes
+        if codes is None and self.net is None and self.reads == 0:
+            kernel = _STEP_READER.get(len(self.after))
+            if kernel is not None:  # every row at once (about as fast as one row in Python)
+                codes = self.codes = kernel(self.board, self.after, self.hi, self.lo).tolist()
+        if codes is not None:
+            code = codes[i]
+            if code != SEARCH:
+                steps = _STEPS_OF_CODE.get(code)
+                if steps is None:
+                    if len(_STEPS_OF_CODE) >= _MAX_REMEMBERED:
+                        _STEPS_OF_CODE.clear()
+                    steps = _STEPS_OF_CODE[code] = unpack_steps(code)
+                return steps
+            me_t, opp_t = self.after[i].tolist()
+            return _searched_steps(self.me0, self.opp0, me_t, opp_t, self.hi, self.lo)
         if self.net is None and self.reads < 2:
             self.reads += 1
             me0 = self.me0
@@ -394,6 +415,50 @@ class _StepReader:
         if steps is None:
             steps = _searched_steps(self.me0, opp0, self.after[i, 0].tolist(), opp_t, self.hi, self.lo)
         return steps
+
+
+def _prime_step_reader(kernel) -> None:
+    """One call of the compiled step reader (compiles it or reads its machine code from numba's cache), with the
+    read-only afterstates :func:`afterstate_plays` passes."""
+    board = np.zeros((2, 25), dtype=np.int8)
+    board[0, 7] = board[1, 7] = 1
+    after = board[None].copy()
+    after[0, 0, 7], after[0, 0, 3] = 0, 1
+    after.setflags(write=False)
+    kernel(board, after, 3, 1)
+
+
+#: Afterstates read on the Python path after which the step reader loads its compiled kernel
+#: (:class:`bgai.util.jit.LazyKernel`; about 6 us a row in Python, so about 0.6 s, the kernel's load time).
+LOAD_AFTER_ROWS = 100_000
+_STEP_READER = LazyKernel(direct_steps, LOAD_AFTER_ROWS, prime=_prime_step_reader, owner=__name__)
+#: The steps tuples of the compiled reader's codes, remembered (a few thousand distinct plays recur).
+_STEPS_OF_CODE: dict[int, tuple] = {}
+_MAX_REMEMBERED = 1 << 16
+
+
+def use_compiled(on: bool = True) -> bool:
+    """Turn the compiled step reader of :func:`afterstate_plays` on (loading it now) or off (the Python reader,
+    the reference; the same steps) for the following plays (:meth:`bgai.util.jit.LazyKernel.use`).  By default it
+    is loaded after :data:`LOAD_AFTER_ROWS` afterstates read in Python.
+
+    Returns:
+        Whether the compiled reader is now in use: ``False`` when turned off, or without compiled kernels (numba
+        not installed, or ``BGAI_NUMBA=0``; see :func:`bgai.util.jit.compile_kernel`).
+    """
+    return _STEP_READER.use(on)
+
+
+def _lazy_plays(reader: _StepReader, after: np.ndarray) -> list:
+    """``[_LazyPlay(reader, i, after[i]) for i ...]``, each made without ``__init__`` (its attributes set as one
+    ``__dict__``: a third of the cost, which counts at tens of plays per request); the same objects."""
+    new, set_attr = object.__new__, object.__setattr__
+    plays = []
+    for i, row in enumerate(after):
+        p = new(_LazyPlay)
+        set_attr(p, "__dict__", {"afterstate": row, "_reader": reader, "_index": i})
+        plays.append(p)
+    return plays
 
 
 class _LazyPlay(Play):

@@ -14,7 +14,9 @@ Format (source: the GNU Backgammon manual, "A technical description of the Posit
 In bgai's layout (:mod:`bgai.core.board`) row 0 is the side on roll and row 1 the opponent, each on its own point
 numbers, so the bit string is row 1 (columns 0..24) followed by row 0 (columns 0..24).
 
-The batch functions are vectorised with numpy (no per-position Python loop except building the strings).
+The batch functions are vectorised with numpy (no per-position Python loop except building the strings); the
+batch encoder has a compiled kernel too (:func:`use_compiled`, :mod:`bgai.core.position_id_jit`), the numpy path
+staying the reference.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ import numpy as np
 
 from bgai.core.board import as_batch, validation_errors
 from bgai.core.board import validate as validate_boards
+from bgai.core.position_id_jit import BASE64, encode_ids
 from bgai.errors import PositionIDError
+from bgai.util.jit import LazyKernel
 
 __all__ = [
     "POSITION_ID_LENGTH",
@@ -34,6 +38,7 @@ __all__ = [
     "decode_position_id",
     "encode_position_ids",
     "decode_position_ids",
+    "use_compiled",
 ]
 
 #: Length of a Position ID in characters.
@@ -67,6 +72,14 @@ def encode_position_ids(boards: np.ndarray, *, validate: bool = True) -> list[st
     n = b.shape[0]
     if n == 0:
         return []
+    kernel = _ENCODER.get(n)
+    if kernel is not None and b.dtype == np.int8:
+        if not (b.flags.c_contiguous and b.flags.writeable):  # the one array type the kernel is compiled for
+            b = b.copy()
+        text, ok = kernel(b, BASE64)
+        if ok:
+            text = text.tobytes().decode("ascii")
+            return [text[k : k + POSITION_ID_LENGTH] for k in range(0, POSITION_ID_LENGTH * n, POSITION_ID_LENGTH)]
     # gnubg order: opponent (row 1) first, then the side on roll (row 0); 50 slots of "n ones then a zero".
     ends = np.cumsum(b[:, ::-1].reshape(n, _SLOTS), axis=1, dtype=np.int16)
     ends += _SLOT_INDEX  # position of each slot's terminating zero, (N, 50)
@@ -78,6 +91,31 @@ def encode_position_ids(boards: np.ndarray, *, validate: bool = True) -> list[st
     keys[:, :10] = np.packbits(bits, axis=1, bitorder="little")
     text = base64.b64encode(keys.tobytes()).decode("ascii")
     return [text[k : k + POSITION_ID_LENGTH] for k in range(0, 16 * n, 16)]
+
+
+def _prime(kernel) -> None:
+    """One call of the compiled encoder, which compiles it or loads its machine code from numba's cache."""
+    one = np.zeros((1, 2, 25), dtype=np.int8)
+    one[0, 0, 0] = one[0, 1, 0] = 1
+    kernel(one, BASE64)
+
+
+#: Boards encoded on the numpy path after which :func:`encode_position_ids` loads its compiled kernel
+#: (:class:`bgai.util.jit.LazyKernel`; the numpy path takes about 2 us a board in batches of tens, so about 0.4 s).
+LOAD_AFTER_BOARDS = 200_000
+_ENCODER = LazyKernel(encode_ids, LOAD_AFTER_BOARDS, prime=_prime, owner=__name__)
+
+
+def use_compiled(on: bool = True) -> bool:
+    """Turn the compiled encoder of :func:`encode_position_ids` on (loading it now) or off (the numpy path, the
+    reference; the same IDs) for the following calls (:meth:`bgai.util.jit.LazyKernel.use`).  By default it is
+    loaded after :data:`LOAD_AFTER_BOARDS` boards encoded with numpy.
+
+    Returns:
+        Whether the compiled encoder is now in use: ``False`` when turned off, or without compiled kernels (numba
+        not installed, or ``BGAI_NUMBA=0``; see :func:`bgai.util.jit.compile_kernel`).
+    """
+    return _ENCODER.use(on)
 
 
 def _decode_one(s: str) -> np.ndarray | None:

@@ -28,12 +28,14 @@ from bgai.analysis.api import (
     position_probabilities,
     rank_plays,
 )
+from bgai.analysis.plays import use_compiled as use_compiled_step_reader
 from bgai.analysis.resign import ResignationDecision, resignation_decision
 from bgai.core import movegen
 from bgai.core.board import as_batch
 from bgai.core.cube_state import CubeState
 from bgai.core.dice import Dice
 from bgai.core.movegen import legal_plays
+from bgai.core.position_id import use_compiled as use_compiled_position_ids
 
 __all__ = ["Bot", "default_agent_spec"]
 
@@ -79,7 +81,9 @@ class Bot:
 
     def use_compiled(self) -> bool:
         """Load the compiled kernels (numba, the ``fast`` extra) of the agent's per-request work now: the move
-        generator (:func:`bgai.core.movegen.use_compiled`) and a neural agent's input encoders
+        generator (:func:`bgai.core.movegen.use_compiled`), the step reader of ranked plays
+        (:func:`bgai.analysis.plays.use_compiled`), the batch Position ID encoder
+        (:func:`bgai.core.position_id.use_compiled`) and a neural agent's input encoders
         (:meth:`bgai.model.bundle.ModelBundle.use_compiled_encoders`).  For servers: by default a process loads
         them only after a warm-up on the numpy path (seconds of work, thousands of requests), and one request's
         numpy path costs about 0.8 ms more.  Loading takes about 1 s (numba's import and cache; the first run on a
@@ -90,6 +94,8 @@ class Bot:
             Whether the compiled move generator is in use (False without numba or with ``BGAI_NUMBA=0``).
         """
         on = movegen.use_compiled()
+        use_compiled_step_reader()  # the step reader of the ranked plays (their steps and notation)
+        use_compiled_position_ids()  # the batch Position ID encoder (the IDs of an answer's afterstates)
         bundle = getattr(self.agent, "bundle", None)
         if hasattr(bundle, "use_compiled_encoders") and hasattr(bundle, "fix_weights"):
             bundle.use_compiled_encoders()

@@ -62,11 +62,13 @@ runs torch and BLAS single-threaded (:func:`serve_http`).  ``scripts/bench_http.
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import os
 import re
 from typing import Annotated
+from urllib.parse import parse_qsl
 
 import numpy as np
 from fastapi import Depends, FastAPI, Request
@@ -75,7 +77,6 @@ from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Res
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_json
-from starlette.datastructures import QueryParams
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bgai import __version__
@@ -234,26 +235,39 @@ def _json_response(content: dict) -> Response:
     return Response(to_json(content), media_type="application/json")
 
 
+def _steps_json(steps: tuple) -> list[dict]:
+    """A play's steps as the answer lists them: ``[{"from": 8, "to": 5, "hit": false}, ...]`` (remembered for a
+    steps tuple: the same few plays recur; the lists are only read, by the JSON serialiser)."""
+    try:
+        return _steps_json_recurring(steps)
+    except TypeError:  # unhashable steps (lists)
+        return [{"from": int(f), "to": int(t), "hit": bool(h)} for f, t, h in steps]
+
+
+@functools.lru_cache(maxsize=8192)
+def _steps_json_recurring(steps: tuple) -> list[dict]:
+    return [{"from": int(f), "to": int(t), "hit": bool(h)} for f, t, h in steps]
+
+
 def _plays_json(ranked: list[RankedPlay], board: np.ndarray) -> tuple[str, list[dict]]:
     """The ranked plays, rank 1 first, each: notation, steps, the agent's value (``score`` in the unit
     ``score_kind`` names, null for an agent without evaluation), equities and probabilities, the resulting
     position (mover's view), with the Position ID of ``board`` (the ``(2, 25)`` position before the play).  The
     Position IDs (of ``board`` and of the afterstates), game-over flags and results are computed for all at
     once (one numpy pass instead of one per play)."""
-    after = np.stack([np.asarray(board, dtype=np.int8)]
-                     + [np.asarray(rp.play.afterstate, dtype=np.int8) for rp in ranked])
+    after = np.empty((len(ranked) + 1, 2, 25), dtype=np.int8)  # (filled row by row: cheaper than np.stack)
+    after[0] = board
+    for i, rp in enumerate(ranked, 1):
+        after[i] = rp.play.afterstate
     board_id, *ids = encode_position_ids(after, validate=False)  # (a read request's board and its afterstates)
     if not ranked:
         return board_id, []
     after = after[1:]
     boards = after.tolist()
     over = [not any(me) or not any(opp) for me, opp in boards]  # a side has borne off all (counts are >= 0)
-    if all(rp.probabilities is not None for rp in ranked):  # (one conversion for all the plays)
-        rows = np.array([rp.probabilities for rp in ranked], dtype=np.float64).tolist()
-        probs = [dict(zip(OUTPUTS, p)) for p in rows]
-    else:
-        probs = [None if rp.probabilities is None else dict(zip(OUTPUTS, np.asarray(rp.probabilities).tolist()))
-                 for rp in ranked]
+    probs = [None if (p := rp.probabilities) is None
+             else dict(zip(OUTPUTS, (p if type(p) is np.ndarray and p.dtype == np.float64 else
+                                     np.asarray(p, dtype=np.float64)).tolist())) for rp in ranked]
     results = {}
     if any(over):
         winner, pts = result_kind(after[np.array(over)])
@@ -264,7 +278,7 @@ def _plays_json(ranked: list[RankedPlay], board: np.ndarray) -> tuple[str, list[
         out = {
             "rank": i + 1,
             "play": p.notation,
-            "steps": [{"from": int(f), "to": int(t), "hit": bool(h)} for f, t, h in p.steps],
+            "steps": _steps_json(p.steps),
             "score": _num(rp.score),
             "score_kind": rp.score_kind if rp.score_kind != "none" else None,
             "equity": _num(rp.equity),
@@ -434,9 +448,11 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         """``GET /api/plays`` without FastAPI's routing, dependencies and middleware layers (the same answer);
         anything but a well-formed request of an agent that scores plays goes through FastAPI, which answers
         errors (repeated parameters, bad values, failures) as every other endpoint does."""
-        params = QueryParams(scope["query_string"])
+        # the query as starlette's QueryParams reads it, in a plain dict (whose lookups are several times cheaper)
+        pairs = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+        params = dict(pairs)
         try:
-            if len(params) != len(params.multi_items()):  # a parameter given more than once
+            if len(params) != len(pairs):  # a parameter given more than once
                 raise _Refused
             if _INT_PLAY_FIELDS.isdisjoint(params.keys()):  # text parameters only: nothing for pydantic to check
                 limit = None
