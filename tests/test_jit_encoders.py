@@ -24,8 +24,14 @@ from bgai.errors import InvalidPositionError  # noqa: E402
 from bgai.model.classes import classify  # noqa: E402
 from bgai.model.features import ENCODERS  # noqa: E402
 from bgai.model.gnubg_inputs import contact_inputs, race_inputs  # noqa: E402
-from bgai.model.kernels import EncoderKernel, loaded_kernels  # noqa: E402
+from bgai.model.kernels import PositionKernel  # noqa: E402
 from bgai.util import jit  # noqa: E402
+
+
+def _names() -> list[str]:
+    """The function names of the kernels in use (bgai.util.jit.loaded_kernels gives 'module:function')."""
+    return [k.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for k in jit.loaded_kernels()]
+
 
 if not jit.AVAILABLE:
     pytest.skip("compiled kernels are turned off (BGAI_NUMBA=0)", allow_module_level=True)
@@ -161,13 +167,13 @@ def test_race_compiled_equals_numpy(boards):
     race = boards[(boards[:, :, 23:] == 0).all(axis=(1, 2))]
     assert race.shape[0] > 500
     assert same_bits(race_inputs(race, compiled=True), race_inputs(race, compiled=False))
-    assert "_race_kernel" in loaded_kernels()
+    assert "_race_kernel" in _names()
 
 
 def test_kernels_were_loaded(boards):
     for name in ("tesauro198", "contact"):
         ENCODERS[name].encode(boards[:10], compiled=True)
-    assert {"_encode_kernel", "_contact_kernel"} <= set(loaded_kernels())
+    assert {"_encode_kernel", "_contact_kernel"} <= set(_names())
 
 
 def test_empty_batch_and_errors_as_numpy():
@@ -194,13 +200,13 @@ def test_warm_up_then_kernel():
     def add_one(x):
         return x + 1
 
-    k = EncoderKernel(add_one, warm_up=10)
+    k = PositionKernel(add_one, warm_up=10)
     assert k.get(4, None) is None and k.get(5, None) is None  # 9 positions with numpy so far
     assert k.get(100, False) is None  # compiled=False never loads, and does not count
     kernel = k.get(1, None)  # the 10th position: loaded
     assert kernel is not None and kernel(41) == 42
-    assert k.get(1, None) is kernel and k.get(1, False) is None and "add_one" in loaded_kernels()
-    assert EncoderKernel(add_one, warm_up=10**9).get(1, True) is not None
+    assert k.get(1, None) is kernel and k.get(1, False) is None and "add_one" in _names()
+    assert PositionKernel(add_one, warm_up=10**9).get(1, True) is not None
 
 
 def test_bgai_numba_0_takes_the_numpy_path(boards, tmp_path):
@@ -210,13 +216,14 @@ def test_bgai_numba_0_takes_the_numpy_path(boards, tmp_path):
     code = (
         "import json, sys, numpy as np\n"
         "from bgai.model.features import ENCODERS\n"
-        "from bgai.model.kernels import loaded_kernels\n"
+        "from bgai.util.jit import loaded_kernels as _keys\n"
+        "_names = lambda: [k.rsplit(':', 1)[-1] for k in _keys()]\n"
         "from bgai.util import jit\n"
         f"b = np.load({str(path)!r})\n"
         "for name, enc in ENCODERS.items():\n"
         "    x = b[(b[:, :, 23:] == 0).all(axis=(1, 2))] if name == 'race' else b\n"
         f"    np.save({str(tmp_path)!r} + '/' + name + '.npy', enc.encode(x, compiled=True))\n"
-        "print(json.dumps({'available': jit.AVAILABLE, 'numba': 'numba' in sys.modules, 'loaded': loaded_kernels()}))\n"
+        "print(json.dumps({'available': jit.AVAILABLE, 'numba': 'numba' in sys.modules, 'loaded': _names()}))\n"
     )
     env = dict(os.environ, BGAI_NUMBA="0", PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)

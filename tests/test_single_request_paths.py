@@ -97,7 +97,7 @@ import numpy as np
 sys.path.insert(0, "scripts")
 from positions import selfplay_positions
 from bgai.core.movegen import afterstates
-from bgai.model.kernels import loaded_kernels
+from bgai.util.jit import loaded_kernels
 from bgai.serve.bot import Bot
 
 bot = Bot.from_spec("default")
@@ -114,7 +114,7 @@ before = answers()
 assert not loaded_kernels()
 on = bot.use_compiled()
 after = answers()
-print(json.dumps({"on": on, "same": before == after, "plays": sum(map(len, before)), "loaded": loaded_kernels()}))
+print(json.dumps({"on": on, "same": before == after, "plays": sum(map(len, before)), "loaded": [k.rsplit(":", 1)[-1] for k in loaded_kernels()]}))
 """
 
 
