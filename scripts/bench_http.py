@@ -13,7 +13,7 @@ Positions: seeded pubeval-vs-pubeval self-play (positions before a roll, distinc
 every request of a row uses another position, and the positions where the roll has no legal play are skipped.
 Beside each HTTP row, the same work in this process without the web layer: :meth:`bgai.serve.bot.Bot.rank_plays`
 (every play's notation read) / :meth:`~bgai.serve.bot.Bot.evaluate` on the same positions (numpy's BLAS and torch
-limited to one thread and the compiled kernels loaded, :meth:`~bgai.serve.bot.Bot.use_compiled`, as the server
+limited to one thread and the compiled kernels loaded, :meth:`~bgai.serve.bot.Bot.prepare_to_serve`, as the server
 does), so ``HTTP - in-process`` is the cost of the web layer (request parsing, JSON, uvicorn, the socket, the
 client).  Rows print the median (p50) and 90th and 95th percentiles (p90, p95) over the requests, after
 ``--warmup`` untimed requests, and ``rounds``, the median of the rounds' p50s; the HTTP and in-process passes
@@ -140,8 +140,8 @@ def main() -> None:
 
     bot = Bot.from_spec(spec)
     limit_threads(1)
-    if hasattr(bot, "use_compiled"):  # the compiled kernels, loaded as the server loads them (older trees: none)
-        bot.use_compiled()
+    # the compiled kernels and databases, loaded as the server loads them (older trees: use_compiled, or none)
+    getattr(bot, "prepare_to_serve", getattr(bot, "use_compiled", lambda: None))()
     rng = np.random.default_rng(args.seed)
 
     def in_process(name: str, board: np.ndarray) -> float:

@@ -21,7 +21,7 @@ The script uses only public APIs that older checkouts have too: ``PYTHONPATH=/ot
 scripts/bench_single.py`` measures that checkout (run both alternately for a before/after).
 
 ``--compiled`` loads the compiled move generator and input encoders first, as ``bgai serve http`` does
-(:meth:`bgai.serve.bot.Bot.use_compiled`); without it the process runs as a short command does (numpy until the
+(:meth:`bgai.serve.bot.Bot.prepare_to_serve`); without it the process runs as a short command does (numpy until the
 kernels' warm-up, the move generator's after half a second of work).
 
 Usage: ``python scripts/bench_single.py [--model checkpoints/bgai-td128.pt] [--pairs 300] [--rounds 3] [--seed 1]
@@ -69,7 +69,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--wall", action="store_true", help="wall-clock time instead of the process CPU time")
     ap.add_argument("--compiled", action="store_true", help="load the compiled move generator and input encoders "
-                    "first, as a server does (bgai.serve.bot.Bot.use_compiled); default: as a short command has them")
+                    "first, as a server does (bgai.serve.bot.Bot.prepare_to_serve); default: as a short command has them")
     args = ap.parse_args()
     clock = time.perf_counter if args.wall else time.process_time
 

@@ -1,6 +1,6 @@
 """The one-position fast paths of a server request give what the batch paths give: board validation of one board,
 the empty-row test of small batches, the Position ID of one board, and a bot whose compiled kernels are loaded
-before serving (``Bot.use_compiled``) ranks plays exactly as it did before."""
+before serving (``Bot.prepare_to_serve``) ranks plays exactly as it did before."""
 
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ def answers():
 
 before = answers()
 assert not loaded_kernels()
-on = bot.use_compiled()
+on = bot.prepare_to_serve()
 after = answers()
 print(json.dumps({"on": on, "same": before == after, "plays": sum(map(len, before)), "loaded": [k.rsplit(":", 1)[-1] for k in loaded_kernels()]}))
 """

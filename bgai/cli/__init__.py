@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 
 from bgai.cli.args import BgaiArgumentParser, error_text
 from bgai.errors import BgaiError
@@ -48,10 +49,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:  # noqa: ARG001
+    """A warning as the command line prints it: ``bgai: warning: <message>`` (no source line)."""
+    return f"bgai: warning: {message}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 some inputs failed, 2 usage or input error)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    warnings.formatwarning = _one_line_warning
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

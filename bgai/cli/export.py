@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                "bear-off database for bear-offs: bgai bearoff attach checkpoints/model.pt --out model-db.pt, then "
                "bgai export model-db.pt --out model.onnx.",
     )
-    p.add_argument("checkpoint", metavar="CHECKPOINT", help="a bgai checkpoint (.pt)")
+    p.add_argument("checkpoint", metavar="CHECKPOINT", help="a bgai checkpoint (.pt), or 'default' (the shipped model)")
     p.add_argument("--format", type=str.lower, choices=("onnx", "npz"), default=None, help="onnx (also writes .npz and .golden.json "
                    "beside it) or npz (numpy weights only); default: from the ending of --out, which must match")
     p.add_argument("--out", required=True, metavar="PATH", help="output file, model.onnx or model.npz (its directory "
@@ -38,9 +38,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bgai export``."""
+    from bgai.agents.registry import DEFAULT, default_model_spec
     from bgai.model.export import export_checkpoint
 
-    written = export_checkpoint(args.checkpoint, args.out, fmt=args.format)
+    path = default_model_spec() if args.checkpoint.strip().lower() == DEFAULT else args.checkpoint
+    written = export_checkpoint(path, args.out, fmt=args.format)
     for kind, path in written.items():
         print(f"{kind:6s} {path}")
     return 0

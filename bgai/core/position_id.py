@@ -195,7 +195,9 @@ def decode_position_ids(position_ids: Iterable[str]) -> np.ndarray:
     bad = sextets < 0
     if bad.any():
         i, j = np.argwhere(bad)[0]
-        _fail(i, ids[i], n, f"bad character {ids[i][j]!r} at position {j + 1} (not in the Base64 alphabet)")
+        hint = " (not in the Base64 alphabet)" if ids[i][j] != " " else (
+            " (not in the Base64 alphabet; a '+' in a URL's query string arrives as a space: write it %2B)")
+        _fail(i, ids[i], n, f"bad character {ids[i][j]!r} at position {j + 1}{hint}")
     # 14 sextets = 84 bits, most significant bit of each sextet first (Base64 is big-endian within a sextet).
     sbits = ((sextets[:, :, None] >> np.arange(5, -1, -1)) & 1).astype(np.uint8).reshape(n, 84)
     extra = sbits[:, _KEY_BITS:].any(axis=1)

@@ -482,8 +482,9 @@ def bearoff_probabilities(boards) -> np.ndarray:
 
 def database_path() -> Path:
     """Where the database is cached: ``$BGAI_DATA_DIR``, else ``$XDG_DATA_HOME/bgai``, else ``~/.local/share/bgai``,
-    then :data:`FILE_NAME`.  (Empty variables count as unset.)"""
-    directory = os.environ.get(DATA_DIR_ENV)
+    then :data:`FILE_NAME`.  (Empty variables count as unset; a leading ``~`` in ``$BGAI_DATA_DIR`` is the home
+    folder.)"""
+    directory = os.path.expanduser(os.environ.get(DATA_DIR_ENV) or "")
     if not directory:
         xdg = os.environ.get("XDG_DATA_HOME")
         base = Path(xdg) if xdg else Path.home() / ".local" / "share"

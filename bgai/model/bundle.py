@@ -300,6 +300,12 @@ class ModelBundle:
         self._fixed = True
         self._fast = None
 
+    def load_databases(self) -> None:
+        """Read the bundle's databases into memory now (building one that is not cached yet), rather than at the
+        first position that needs one (:meth:`bgai.model.routing.DatabaseEntry.load`)."""
+        for d in self.databases:
+            d.load()
+
     def use_compiled_encoders(self) -> None:
         """Load the compiled kernels of the nets' input encoders now (:mod:`bgai.model.kernels`), for a
         long-running process that encodes few positions per call: a server (about 20 afterstates a request) would

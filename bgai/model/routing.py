@@ -183,6 +183,12 @@ class DatabaseEntry:
         """``{'kind', 'classes', 'version'}`` (the file layout)."""
         return {"kind": self.kind, "classes": list(self.classes), "version": self.version}
 
+    def load(self) -> None:
+        """Read the database into memory now (built first when not cached, a few seconds: :func:`bgai.model.
+        bearoff.get_database`) rather than at its first position: for a server, whose first bear-off request would
+        otherwise wait for it (and every request behind that one)."""
+        bearoff.get_database()
+
     def probabilities(self, boards: np.ndarray, validate: bool = True) -> np.ndarray:
         """``(N, 5)`` float64 exact probabilities for the side on roll of ``(N, 2, 25)`` boards of its classes
         (:func:`bgai.model.bearoff.bearoff_probabilities`; the database is built on first use if not cached).

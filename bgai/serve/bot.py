@@ -79,16 +79,19 @@ class Bot:
         """True when the agent estimates outcome probabilities (neural nets, GNU Backgammon)."""
         return bool(self.agent.capabilities.probabilities)
 
-    def use_compiled(self) -> bool:
-        """Load the compiled kernels (numba, the ``fast`` extra) of the agent's per-request work now: the move
+    def prepare_to_serve(self) -> bool:
+        """Make the agent ready for a server's stream of single-position requests, so that no request pays a
+        one-off cost: load the compiled kernels (numba, the ``fast`` extra) of the per-request work -- the move
         generator (:func:`bgai.core.movegen.use_compiled`), the step reader of ranked plays
         (:func:`bgai.analysis.plays.use_compiled`), the batch Position ID encoder
-        (:func:`bgai.core.position_id.use_compiled`) and a neural agent's input encoders
-        (:meth:`bgai.model.bundle.ModelBundle.use_compiled_encoders`).  For servers: by default a process loads
-        them only after a warm-up on the numpy path (seconds of work, thousands of requests), and one request's
-        numpy path costs about 0.8 ms more.  Loading takes about 1 s (numba's import and cache; the first run on a
-        machine compiles, up to a minute).  Also declares the model's weights fixed
-        (:meth:`bgai.model.bundle.ModelBundle.fix_weights`).  The answers are the same either way.
+        (:func:`bgai.core.position_id.use_compiled`) and a neural agent's input encoders and classifier
+        (:meth:`bgai.model.bundle.ModelBundle.use_compiled_encoders`); read the model's databases (the bear-off
+        database: built on a machine's first use, a few seconds, which the first bear-off request would otherwise
+        wait for, and every request behind it; :meth:`bgai.model.bundle.ModelBundle.load_databases`); and declare
+        the model's weights fixed (:meth:`bgai.model.bundle.ModelBundle.fix_weights`).  By default a process
+        loads the kernels only after a warm-up on the numpy path (seconds of work, thousands of requests), and one
+        request's numpy path costs about 0.8 ms more.  Loading takes about 1 s (numba's import and cache; the
+        first run on a machine compiles, up to a minute).  The answers are the same either way.
 
         Returns:
             Whether the compiled move generator is in use (False without numba or with ``BGAI_NUMBA=0``).
@@ -99,6 +102,7 @@ class Bot:
         bundle = getattr(self.agent, "bundle", None)
         if hasattr(bundle, "use_compiled_encoders") and hasattr(bundle, "fix_weights"):
             bundle.use_compiled_encoders()
+            bundle.load_databases()
             bundle.fix_weights()  # a served model's weights never change
         return on
 

@@ -676,9 +676,9 @@ def serve_http(
     seconds, only requests whose ``Host`` is ``localhost``/``127.0.0.1``/``::1``, ``host`` or one of
     ``allow_hosts`` (``'*'``: any).  Torch and BLAS run single-threaded in this process
     (:func:`bgai.util.threads.limit_threads`): one position per request gains nothing from a second thread, which
-    only spins and adds to the tail latency.  The compiled kernels of the move generator and the input encoders
-    are loaded before serving (:meth:`bgai.serve.bot.Bot.use_compiled`).  The objects made before serving are
-    frozen out of the garbage collector's full collections (``gc.freeze``).
+    only spins and adds to the tail latency.  The compiled kernels of the per-request work are loaded and the
+    model's bear-off database read before serving (:meth:`bgai.serve.bot.Bot.prepare_to_serve`).  The objects
+    made before serving are frozen out of the garbage collector's full collections (``gc.freeze``).
 
     Raises:
         OSError: the address cannot be bound.  LimitError: bad limits.
@@ -686,7 +686,7 @@ def serve_http(
     import uvicorn
 
     limit_threads(1)  # one position per request: a second torch/BLAS thread only spins
-    bot.use_compiled()  # the compiled move generator and encoders from the first request (Bot.use_compiled)
+    bot.prepare_to_serve()  # kernels, databases and fixed weights from the first request (Bot.prepare_to_serve)
     app = create_app(bot, seed=seed, hosts=allowed_hosts(host, allow_hosts))
     # the objects made so far (torch, numpy, the model, FastAPI) live as long as the server: out of the garbage
     # collector's sight, so that its full collections, triggered by the requests' short-lived objects, do not
