@@ -5,6 +5,7 @@ agent and labels, every position format in ``moves``/``hint``, and ``hint --batc
 from __future__ import annotations
 
 import io
+import os
 import json
 import select
 import subprocess
@@ -17,6 +18,9 @@ from bgai.cli import main
 from bgai.cli.args import MAX_SEED, seed_type
 
 START = "4HPwATDgc/ABMA"
+#: The shipped model's file name, as the manifest names it (test_registry_models pins which one it is).
+with open(os.path.join(os.path.dirname(__file__), "..", "checkpoints", "models.json")) as _f:
+    SHIPPED = json.load(_f)["default"]
 START_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:52:0:0:3:0:10"
 START_WILDBG = "p24=2&p19=-5&p17=-3&p13=5&p12=-5&p8=3&p6=5&p1=-2"
 
@@ -131,7 +135,7 @@ def test_23_hint_defaults_to_the_shipped_model(capsys):
 
     code, out, _ = run(capsys, "hint", START, "31")
     lines = out.splitlines()
-    assert code == 0 and lines[0] == f"Position ID {START}, roll 3-1, agent default (bgai-td128.pt) (equity), 0-ply"
+    assert code == 0 and lines[0] == f"Position ID {START}, roll 3-1, agent default ({SHIPPED}) (equity), 0-ply"
     assert "score" not in out
     ref = rank_plays(make_agent("default"), starting_board(), "31")
     for line, r in zip(lines[1:], ref):
@@ -245,6 +249,6 @@ def test_22_hint_names_the_model_that_answered(capsys):
     # 'default' stands for the shipped model: the header says which file answered
     assert main(["hint", "4HPwATDgc/ABMA", "31"]) == 0
     head = capsys.readouterr().out.splitlines()[0]
-    assert "agent default (bgai-td128.pt)" in head and "0-ply" in head
+    assert f"agent default ({SHIPPED})" in head and "0-ply" in head
     assert main(["hint", "4HPwATDgc/ABMA"]) == 0
-    assert "agent default (bgai-td128.pt)" in capsys.readouterr().out.splitlines()[0]
+    assert f"agent default ({SHIPPED})" in capsys.readouterr().out.splitlines()[0]
