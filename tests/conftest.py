@@ -157,3 +157,21 @@ def legal_positions(mover_on_board: bool = False):
         return validate(board)[0]
 
     return positions()
+
+
+def compiled_kernel_fixture(use_compiled, kernel):
+    """A module-scoped autouse fixture for a test module of one compiled kernel: skips the module when kernels are
+    off (``BGAI_NUMBA=0``, no numba), turns the kernel on (``use_compiled(True)``) for its tests, and afterwards
+    resets ``kernel`` (its :class:`bgai.util.jit.LazyKernel`), so that the other test modules start as a fresh
+    process does (the numpy / Python path until loaded).  Use: ``compiled = compiled_kernel_fixture(use, K)``."""
+    from bgai.util import jit
+
+    @pytest.fixture(scope="module", autouse=True)
+    def compiled():
+        if not jit.AVAILABLE:
+            pytest.skip("compiled kernels turned off (BGAI_NUMBA=0)")
+        assert use_compiled(True)
+        yield
+        kernel.reset()
+
+    return compiled

@@ -18,14 +18,13 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import error_of, legal_positions
+from conftest import compiled_kernel_fixture, error_of, legal_positions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bgai.core import movegen
 from bgai.core.board import starting_board, validate
 from bgai.core.movegen import afterstates, legal_plays, use_compiled
-from bgai.util import jit
 
 pytest.importorskip("numba")
 
@@ -48,13 +47,7 @@ def compiled_afterstates(boards, dice, validate=True):
     return afterstates(boards, dice, validate=validate)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def compiled():
-    if not jit.AVAILABLE:
-        pytest.skip("compiled kernels turned off (BGAI_NUMBA=0)")
-    assert use_compiled(True)
-    yield
-    movegen._GENERATOR.reset()  # the other test modules start as a fresh process does: numpy path until loaded
+compiled = compiled_kernel_fixture(use_compiled, movegen._GENERATOR)  # on for this module, then reset
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 import pytest
-from conftest import error_of, legal_positions
+from conftest import compiled_kernel_fixture, error_of, legal_positions
 from hypothesis import HealthCheck, given, settings
 
 from bgai.analysis import plays
@@ -23,7 +23,6 @@ from bgai.analysis.plays import afterstate_plays, use_compiled
 from bgai.analysis.plays_jit import SEARCH, direct_steps, unpack_steps
 from bgai.core.board import starting_board
 from bgai.core.movegen import afterstates, legal_plays
-from bgai.util import jit
 
 pytest.importorskip("numba")
 
@@ -31,13 +30,7 @@ FIXTURE = os.path.join(os.path.dirname(__file__), "data", "reference_positions.n
 ROLLS = [(a, b) for a in range(1, 7) for b in range(1, a + 1)]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def compiled():
-    if not jit.AVAILABLE:
-        pytest.skip("compiled kernels turned off (BGAI_NUMBA=0)")
-    assert use_compiled(True)
-    yield
-    plays._STEP_READER.reset()  # the other test modules start as a fresh process does: Python reader until loaded
+compiled = compiled_kernel_fixture(use_compiled, plays._STEP_READER)  # on for this module, then reset
 
 
 def python_steps(board, after, dice, lazy=True):

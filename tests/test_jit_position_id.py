@@ -14,14 +14,13 @@ import os
 
 import numpy as np
 import pytest
-from conftest import error_of, legal_positions
+from conftest import compiled_kernel_fixture, error_of, legal_positions
 from hypothesis import HealthCheck, given, settings
 
 from bgai.core import position_id
 from bgai.core.board import starting_board
 from bgai.core.movegen import afterstates
 from bgai.core.position_id import decode_position_ids, encode_position_id, encode_position_ids, use_compiled
-from bgai.util import jit
 
 pytest.importorskip("numba")
 
@@ -29,13 +28,7 @@ FIXTURE = os.path.join(os.path.dirname(__file__), "data", "reference_positions.n
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], dtype=np.int64)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def compiled():
-    if not jit.AVAILABLE:
-        pytest.skip("compiled kernels turned off (BGAI_NUMBA=0)")
-    assert use_compiled(True)
-    yield
-    position_id._ENCODER.reset()  # the other test modules start as a fresh process does: numpy path until loaded
+compiled = compiled_kernel_fixture(use_compiled, position_id._ENCODER)  # on for this module, then reset
 
 
 def numpy_ids(boards, validate=True):
