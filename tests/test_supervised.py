@@ -247,3 +247,36 @@ def test_rollout_labels_a_little_outside_0_1_are_clipped_far_outside_refused(tmp
     _label_folder(tmp_path / "bad", [[0.5, 0.2, -0.01, 0.1, 0.0]], [[0.01, 0.01, 0.001, 0.01, 0.0]])
     with pytest.raises(DatasetError, match="not probabilities"):
         load_dataset(tmp_path / "bad")
+
+
+def test_a_net_widened_computes_the_same_values_then_trains(data, tmp_path):
+    """init: widen grows the warm-start net (6 -> 10 hidden units, and two layers 4, 3 -> 7, 5) with the values it
+    computes unchanged; the new units' outgoing weights start at zero and training moves them."""
+    boards = data["boards"]
+    for hidden, wider in (((6,), (10,)), ((4, 3), (7, 5))):
+        net, enc = net_for("tesauro198", hidden, 5, scale=2.0)
+        wide = net.widened(wider, generator=torch.Generator().manual_seed(3))
+        assert wide.spec.hidden == wider and wide.spec.parameters() > net.spec.parameters()
+        x = torch.from_numpy(enc(boards))
+        with torch.no_grad():
+            assert torch.allclose(wide(x), net(x), rtol=0, atol=1e-6)
+            assert not torch.allclose(wide.body[0].weight[hidden[0]:], torch.zeros(1))  # new units are not dead
+    with pytest.raises(Exception, match=r"cannot widen hidden layers \[4, 3\] to \[7\]"):
+        net.widened((7,))
+    with pytest.raises(Exception, match=r"cannot widen hidden layers \[4, 3\] to \[7, 2\]"):
+        net.widened((7, 2))
+    net, enc = net_for("tesauro198", (6,), 5, scale=2.0)
+    save_checkpoint(bundle_file(ModelBundle.single(net, enc, {"algorithm": "td"})), tmp_path / "narrow.pt")
+    cfg = config(data["path"], warm_start=str(tmp_path / "narrow.pt"), init="widen", epochs=2).with_overrides(
+        {"hidden": [12]})
+    trainer = SupervisedTrainer(cfg)
+    narrow = SupervisedTrainer(config(data["path"], warm_start=str(tmp_path / "narrow.pt")).with_overrides(
+        {"hidden": [6]}))
+    assert trainer.validation_loss() == pytest.approx(narrow.validation_loss(), abs=1e-6)
+    assert trainer.entry.record == {"algorithm": "td", "init": "widen", "widened_from": [6]}
+    res = train(cfg, str(tmp_path / "run"), **quiet())
+    out, _ = load_bundle(res.last_path)
+    assert out.only.net.spec.hidden == (12,)
+    assert float(out.only.net.body[2].weight.detach()[:, 6:].abs().max()) > 1e-4  # the new units now feed the outputs
+    with pytest.raises(Exception, match="config key 'init'"):
+        SupervisedTrainer(cfg.with_overrides({"hidden": [3]}))

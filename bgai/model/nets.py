@@ -123,6 +123,37 @@ class ValueNet(nn.Module):
                     m.weight.uniform_(-bound, bound, generator=generator)
                     m.bias.uniform_(-bound, bound, generator=generator)
 
+    def widened(self, hidden, generator: torch.Generator | None = None) -> "ValueNet":
+        """A wider copy that computes the same values: each hidden layer grown to ``hidden[i]`` units.
+
+        The first units of every layer keep this net's weights; each new unit gets incoming weights and a bias
+        drawn as :meth:`reset_parameters` draws them (from ``generator``) and zero outgoing weights, so its output
+        adds nothing until training moves those (a function-preserving widening, as the "wider" step of Chen,
+        Goodfellow and Shlens, *Net2Net*, ICLR 2016, with zero instead of split outgoing weights, which breaks the
+        symmetry between old and new units).
+
+        Args:
+            hidden: the new hidden sizes, as many layers as this net's, each at least the present size.
+
+        Raises:
+            ConfigError: another number of layers, or a layer narrower than now.
+        """
+        hidden = tuple(int(h) for h in hidden)
+        old = self.spec.hidden
+        if len(hidden) != len(old) or any(h < o for h, o in zip(hidden, old)):
+            raise ConfigError(f"cannot widen hidden layers {list(old)} to {list(hidden)}: give as many layers, "
+                              "each at least as wide")
+        wide = ValueNet(NetSpec(self.spec.n_inputs, hidden, self.spec.activation), generator=generator)
+        mine = [m for m in self.body if isinstance(m, nn.Linear)]
+        theirs = [m for m in wide.body if isinstance(m, nn.Linear)]
+        with torch.no_grad():
+            for i, (a, b) in enumerate(zip(mine, theirs)):
+                rows, cols = a.weight.shape
+                b.weight[:rows, :cols] = a.weight
+                b.bias[:rows] = a.bias
+                b.weight[:rows, cols:] = 0.0  # new units of the layer below feed nothing in yet
+        return wide
+
     def logits(self, x: torch.Tensor) -> torch.Tensor:
         """Pre-sigmoid outputs ``(N, 5)``."""
         return self.body(x)

@@ -322,7 +322,9 @@ class SupervisedConfig:
     init: str = "copy"
     """How a position-class net the ``warm_start`` bundle has no net for starts: ``'copy'``, a copy of the net that
     evaluates the class now; ``'fresh'``, a new net of the ``model`` section (its encoding, e.g. ``race``, and
-    size) with weights from ``run.seed``.  A net the bundle has is always continued."""
+    size) with weights from ``run.seed``; ``'widen'``, the bundle's net (or that copy) grown to the ``model``
+    section's hidden sizes computing the same values (new units from ``run.seed``,
+    :meth:`bgai.model.nets.ValueNet.widened`).  A net the bundle has is otherwise continued."""
     val_fraction: float = 0.1
     """Share of the positions held out for validation (early stopping), in (0, 0.5]."""
     batch_size: int = 256
@@ -350,7 +352,7 @@ class SupervisedConfig:
         _one_of(self, "optimizer", ("adam", "sgd"))
         _one_of(self, "lr_schedule", ("constant", "linear", "cosine"))
         _one_of(self, "loss", ("bce", "mse"))
-        _one_of(self, "init", ("copy", "fresh"))
+        _one_of(self, "init", ("copy", "fresh", "widen"))
         paths = self.data if isinstance(self.data, list) else [self.data]
         if not all(isinstance(d, str) for d in paths) or (isinstance(self.data, list) and not self.data):
             raise ConfigError(f"config key 'data' must be a path or a non-empty list of paths, got {self.data!r}")

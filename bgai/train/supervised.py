@@ -19,7 +19,9 @@ Training (:class:`SupervisedTrainer`, a :class:`bgai.train.trainer.Trainer` coun
    of the net that evaluates that class, :meth:`bgai.model.bundle.ModelBundle.split_net` (or, when that net
    evaluates only that class already, that net renamed, :meth:`bgai.model.bundle.ModelBundle.rename_net`: so
    ``contact``, then ``crashed``, split off a TD net for contact and crashed positions give a contact and a
-   crashed net), or with ``init: fresh`` as a new net of the ``model`` section, e.g. the ``race`` encoding, weights from ``run.seed``), or a
+   crashed net), or with ``init: fresh`` as a new net of the ``model`` section, e.g. the ``race`` encoding, weights from ``run.seed``;
+   with ``init: widen`` the bundle's net, grown to the ``model`` section's hidden sizes with the values it computes
+   unchanged, :meth:`bgai.model.nets.ValueNet.widened`), or a
    fresh one-net bundle for ``'all'`` (weights from ``run.seed``).  Only positions of that net's classes
    (:meth:`bgai.model.bundle.ModelBundle.net_index`) are used; finished games never are (their value is exact).
 2. The positions are shuffled with ``run.seed`` and ``val_fraction`` of them held out for validation.
@@ -300,11 +302,31 @@ class SupervisedTrainer:
                     nets = [BundleNet(n.name, n.classes, fresh, enc, {"init": "fresh"}) if n.name == s.net else n
                             for n in bundle.nets]
                     bundle = ModelBundle(nets, bundle.classifier, bundle.databases)
+            if s.init == "widen":
+                bundle = SupervisedTrainer._widen(bundle, config)
             return bundle
         if s.net != "all":
             raise ConfigError(f"config key 'net': a fresh model has one net, 'all'; to train the net {s.net!r}, "
                               "give the bundle that has it as warm_start")
         return ModelBundle.single(SupervisedTrainer._fresh_net(config), get_encoder(m.encoding))
+
+    @staticmethod
+    def _widen(bundle: ModelBundle, config: TrainConfig) -> ModelBundle:
+        """The bundle with net ``supervised.net`` widened to the ``model`` section's hidden sizes
+        (:meth:`bgai.model.nets.ValueNet.widened`, new weights from ``run.seed``): same values, more units."""
+        s, m = config.supervised, config.model
+        try:
+            entry = bundle.get(s.net)
+        except CheckpointError as exc:
+            raise ConfigError(f"config key 'net': {exc}") from None
+        gen = torch.Generator().manual_seed(int(config.run.seed))
+        try:
+            wide = entry.net.widened(m.hidden, generator=gen)
+        except ConfigError as exc:
+            raise ConfigError(f"config key 'init': net {s.net!r}: {exc}") from None
+        record = {**entry.record, "init": "widen", "widened_from": list(entry.net.spec.hidden)}
+        nets = [BundleNet(n.name, n.classes, wide, n.encoder, record) if n.name == s.net else n for n in bundle.nets]
+        return ModelBundle(nets, bundle.classifier, bundle.databases)
 
     @staticmethod
     def _fresh_net(config: TrainConfig) -> ValueNet:
