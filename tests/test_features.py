@@ -197,3 +197,21 @@ def test_bad_input():
     bad[0, 0] = -1
     with pytest.raises(InvalidPositionError):
         tesauro198(bad)
+
+
+def test_extended_gnubg_is_extended_then_gnubgs_expert_features(boards):
+    """extended-gnubg = extended's 219 units, then units 200..249 of gnubg's contact inputs (the 25 expert
+    features of the side on roll, then the opponent's); it extends 'extended' (a net on that can be grown)."""
+    from bgai.model.gnubg_inputs import CONTACT_INPUT_NAMES, contact_inputs
+
+    enc = get_encoder("extended-gnubg")
+    assert enc.size == 269 and enc.extends == "extended" and get_encoder("extended").extends == "tesauro198"
+    np.testing.assert_array_equal(extended(boards)[:, :198], tesauro198(boards))
+    x = enc(boards)
+    np.testing.assert_array_equal(x[:, :219], extended(boards))
+    np.testing.assert_array_equal(x[:, 219:], contact_inputs(boards)[:, 200:])
+    assert CONTACT_INPUT_NAMES[200] == "me.OFF1" and CONTACT_INPUT_NAMES[249] == "opp.BACKRESCAPES"
+    start = enc(starting_board())[0]
+    # the starting position: no checker off (OFF1..3 = 0), both back checkers on the 24-point (BACK_CHEQUER 23/24)
+    assert list(start[219:222]) == [0, 0, 0] and start[219 + 4] == pytest.approx(23 / 24)
+    assert start[244 + 4] == pytest.approx(23 / 24)

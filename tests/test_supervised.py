@@ -280,3 +280,10 @@ def test_a_net_widened_computes_the_same_values_then_trains(data, tmp_path):
     assert float(out.only.net.body[2].weight.detach()[:, 6:].abs().max()) > 1e-4  # the new units now feed the outputs
     with pytest.raises(Exception, match="config key 'init'"):
         SupervisedTrainer(cfg.with_overrides({"hidden": [3]}))
+    # more inputs: tesauro198 -> extended (its first 198 units are tesauro198's), same values at the start
+    grown = SupervisedTrainer(cfg.with_overrides({"encoding": "extended"}))
+    assert grown.entry.encoder.name == "extended" and grown.net.spec.n_inputs == 219
+    assert grown.entry.record["widened_from_encoding"] == "tesauro198"
+    assert grown.validation_loss() == pytest.approx(narrow.validation_loss(), abs=1e-6)
+    with pytest.raises(Exception, match="does not extend it"):
+        SupervisedTrainer(cfg.with_overrides({"encoding": "contact"}))

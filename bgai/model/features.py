@@ -39,6 +39,12 @@ model is always fed the inputs it was trained on (:func:`check_encoding` refuses
     and one shared unit: 1 when the position is a race (no contact: every checker of the side on roll is past
     every checker of the opponent), else 0.  198 + 20 + 1 = 219 units.
 
+``extended-gnubg`` (version 1, 269 units)
+    ``extended``'s 219 units followed by the 50 expert-feature units of ``contact`` (its units 200..249: gnubg's
+    25 features of the side on roll, then the opponent's), so that a net on ``extended`` can be grown into one on
+    these inputs with its values unchanged (new input weights zero, :meth:`bgai.model.nets.ValueNet.widened`;
+    :attr:`Encoder.extends` names the encoding whose units come first).
+
 ``race`` (version 1, 214 units) and ``contact`` (version 1, 250 units)
     GNU Backgammon's race-net and contact-net inputs (4 units per point and side, and gnubg's expert features
     OFF1..BACKRESCAPES), laid out exactly as gnubg's ``eval.c`` lays them out: see
@@ -62,6 +68,9 @@ import numpy as np
 from bgai.core.board import as_batch
 from bgai.errors import CheckpointError, ConfigError, InvalidPositionError
 from bgai.model.gnubg_inputs import CONTACT_SIZE, RACE_SIZE, contact_inputs, race_inputs
+
+#: Units of gnubg's contact inputs before its expert features (4 per point and bar, both sides).
+_CONTACT_BOARD_UNITS = 200
 from bgai.model.kernels import PositionKernel
 
 __all__ = [
@@ -71,6 +80,7 @@ __all__ = [
     "check_encoding",
     "tesauro198",
     "extended",
+    "extended_gnubg",
     "escape_table",
 ]
 
@@ -536,6 +546,26 @@ def extended(boards: np.ndarray, *, compiled: bool | None = None) -> np.ndarray:
     return _encode(boards, 219, compiled)
 
 
+def extended_gnubg(boards: np.ndarray, *, compiled: bool | None = None) -> np.ndarray:
+    """``extended``'s 219 units and gnubg's 50 expert-feature units (see the module docstring).
+
+    Args:
+        boards: ``(N, 2, 25)`` (or ``(2, 25)``) int8, side on roll in row 0.
+        compiled: as :func:`extended` (both parts; bit-identical either way).
+
+    Returns:
+        ``(N, 269)`` float32.
+
+    Raises:
+        InvalidPositionError: wrong shape or values.
+    """
+    b = as_batch(boards)
+    out = np.empty((b.shape[0], 219 + CONTACT_SIZE - _CONTACT_BOARD_UNITS), dtype=np.float32)
+    out[:, :219] = extended(b, compiled=compiled)
+    out[:, 219:] = contact_inputs(b, compiled=compiled)[:, _CONTACT_BOARD_UNITS:]
+    return out
+
+
 def _check_counts(b: np.ndarray) -> None:
     # cheap range check so the lookup tables cannot be indexed out of bounds (full validation is board.validate)
     if b.size and (b.min() < 0 or b.max() > 15):
@@ -551,6 +581,8 @@ class Encoder:
     version: int
     size: int
     encode: Callable[[np.ndarray], np.ndarray]
+    extends: str = ""
+    """The encoding whose units are this one's first units (``''``: none)."""
 
     def __call__(self, boards: np.ndarray) -> np.ndarray:
         return self.encode(boards)
@@ -562,9 +594,10 @@ class Encoder:
 
 ENCODERS: dict[str, Encoder] = {
     "tesauro198": Encoder("tesauro198", 1, 198, tesauro198),
-    "extended": Encoder("extended", 1, 219, extended),
+    "extended": Encoder("extended", 1, 219, extended, extends="tesauro198"),
     "race": Encoder("race", 1, RACE_SIZE, race_inputs),
     "contact": Encoder("contact", 1, CONTACT_SIZE, contact_inputs),
+    "extended-gnubg": Encoder("extended-gnubg", 1, 269, extended_gnubg, extends="extended"),
 }
 
 

@@ -123,8 +123,10 @@ class ValueNet(nn.Module):
                     m.weight.uniform_(-bound, bound, generator=generator)
                     m.bias.uniform_(-bound, bound, generator=generator)
 
-    def widened(self, hidden, generator: torch.Generator | None = None) -> "ValueNet":
-        """A wider copy that computes the same values: each hidden layer grown to ``hidden[i]`` units.
+    def widened(self, hidden, generator: torch.Generator | None = None, n_inputs: int | None = None) -> "ValueNet":
+        """A wider copy that computes the same values: each hidden layer grown to ``hidden[i]`` units, and
+        optionally more inputs (``n_inputs``, appended after the present ones, their weights zero: an encoding
+        that extends the present one, :attr:`bgai.model.features.Encoder.extends`).
 
         The first units of every layer keep this net's weights; each new unit gets incoming weights and a bias
         drawn as :meth:`reset_parameters` draws them (from ``generator``) and zero outgoing weights, so its output
@@ -136,14 +138,17 @@ class ValueNet(nn.Module):
             hidden: the new hidden sizes, as many layers as this net's, each at least the present size.
 
         Raises:
-            ConfigError: another number of layers, or a layer narrower than now.
+            ConfigError: another number of layers, a layer narrower than now, or fewer inputs.
         """
         hidden = tuple(int(h) for h in hidden)
         old = self.spec.hidden
         if len(hidden) != len(old) or any(h < o for h, o in zip(hidden, old)):
             raise ConfigError(f"cannot widen hidden layers {list(old)} to {list(hidden)}: give as many layers, "
                               "each at least as wide")
-        wide = ValueNet(NetSpec(self.spec.n_inputs, hidden, self.spec.activation), generator=generator)
+        n_inputs = self.spec.n_inputs if n_inputs is None else int(n_inputs)
+        if n_inputs < self.spec.n_inputs:
+            raise ConfigError(f"cannot widen a net of {self.spec.n_inputs} inputs to {n_inputs}")
+        wide = ValueNet(NetSpec(n_inputs, hidden, self.spec.activation), generator=generator)
         mine = [m for m in self.body if isinstance(m, nn.Linear)]
         theirs = [m for m in wide.body if isinstance(m, nn.Linear)]
         with torch.no_grad():
@@ -151,7 +156,7 @@ class ValueNet(nn.Module):
                 rows, cols = a.weight.shape
                 b.weight[:rows, :cols] = a.weight
                 b.bias[:rows] = a.bias
-                b.weight[:rows, cols:] = 0.0  # new units of the layer below feed nothing in yet
+                b.weight[:rows, cols:] = 0.0  # new inputs or new units of the layer below feed nothing in yet
         return wide
 
     def logits(self, x: torch.Tensor) -> torch.Tensor:

@@ -319,13 +319,19 @@ class SupervisedTrainer:
             entry = bundle.get(s.net)
         except CheckpointError as exc:
             raise ConfigError(f"config key 'net': {exc}") from None
+        enc = get_encoder(m.encoding)
+        if enc.name != entry.encoder.name and enc.extends != entry.encoder.name:
+            raise ConfigError(f"config key 'init': widen cannot take the net {s.net!r} from the encoding "
+                              f"{entry.encoder.name!r} to {enc.name!r}, which does not extend it")
         gen = torch.Generator().manual_seed(int(config.run.seed))
         try:
-            wide = entry.net.widened(m.hidden, generator=gen)
+            wide = entry.net.widened(m.hidden, generator=gen, n_inputs=enc.size)
         except ConfigError as exc:
             raise ConfigError(f"config key 'init': net {s.net!r}: {exc}") from None
         record = {**entry.record, "init": "widen", "widened_from": list(entry.net.spec.hidden)}
-        nets = [BundleNet(n.name, n.classes, wide, n.encoder, record) if n.name == s.net else n for n in bundle.nets]
+        if enc.name != entry.encoder.name:
+            record["widened_from_encoding"] = entry.encoder.name
+        nets = [BundleNet(n.name, n.classes, wide, enc, record) if n.name == s.net else n for n in bundle.nets]
         return ModelBundle(nets, bundle.classifier, bundle.databases)
 
     @staticmethod
