@@ -89,6 +89,7 @@ from bgai.core.board import as_batch, flip, result_kind
 from bgai.core.cube_state import CubeState
 from bgai.core.dice import Dice
 from bgai.core.equity import OUTPUTS, swap_perspective
+from bgai.core.notation import NO_LEGAL_PLAY
 from bgai.core.position_id import encode_position_ids
 from bgai.errors import (
     MAX_MESSAGE,
@@ -482,14 +483,17 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
             raise RequestError(f"limit must be >= 1, got {limit}")
         ranked = bot.rank_plays(req.board, req.dice, rng_if_needed(), req.cube_state if req.cube_given else None)
         position_id, items = _plays_json(ranked[:limit] if limit is not None else ranked, req.board)
-        return to_json({
+        out = {
             "position_id": position_id,
             "dice": list(req.dice),
             "agent": bot.spec,
             "best": items[0] if items else None,
             "count": len(ranked),
             "plays": items,
-        })
+        }
+        if not ranked:
+            out["note"] = NO_LEGAL_PLAY
+        return to_json(out)
 
     async def lean_plays(scope, receive, send) -> None:
         """``GET /api/plays`` without FastAPI's routing, dependencies and middleware layers (the same answer);
@@ -568,7 +572,8 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         what it is (``score_kind``: ``equity`` in points per game, ``mwc`` match-winning chance, ``score`` the
         agent's own units), equity and probabilities after the play (agents with probabilities; cubeful with a
         Match ID or XGID), the resulting Position ID and board (mover's view, rows not swapped) and whether the
-        game is over.  ``best`` is the first play (``null`` when no play is legal).
+        game is over.  ``best`` is the first play; when no play is legal ``best`` is ``null``, ``plays`` empty and
+        ``note`` says :data:`bgai.core.notation.NO_LEGAL_PLAY` (``"no legal play"``; absent otherwise).
         """
         return Response(answer_plays(request.query_params, params.limit), media_type="application/json")
 
