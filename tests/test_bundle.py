@@ -17,6 +17,7 @@ from bgai.cli import main
 from bgai.core.board import flip
 from bgai.core.movegen import afterstates
 from bgai.errors import CheckpointError
+from bgai.model import classes
 from bgai.model.bundle import (
     FORMAT_VERSION,
     BundleNet,
@@ -127,6 +128,41 @@ def test_class_rule_errors():
         ModelBundle([BundleNet("a", ("endgame",), contact, e1)])
     with pytest.raises(CheckpointError, match="2 nets"):
         two_net_bundle().only
+
+
+def test_only_bundles_routed_by_the_classifier_load_its_kernel(monkeypatch):
+    net, enc = net_for("tesauro198", (4,), 3)
+    one = ModelBundle.single(net, enc)
+    one_db = one.with_bearoff_database()
+    two = two_net_bundle()
+    three = ModelBundle([BundleNet("contact", ("contact",), *net_for("tesauro198", (4,), 5)),
+                         BundleNet("crashed", ("crashed",), *net_for("tesauro198", (4,), 6)),
+                         BundleNet("race", ("race", "bearoff"), *net_for("tesauro198", (4,), 7))])
+    assert one_db.rule.n_nets == 2  # the database counts as an entry ...
+    assert [b.rule.uses_classifier for b in (one, one_db, two, three, two.with_bearoff_database())] == [
+        False, False, True, True, True]  # ... but is split off by the all-home test
+    # route() really does not call the classifier when uses_classifier is False
+    boards = random_positions(2000, 2)
+    live = np.ones(len(boards), dtype=bool)
+    home = {int(i) for i in np.flatnonzero(classify(boards) == CLASS_BEAROFF)}
+    assert home and len(home) < len(boards)
+
+    def refuse(b):
+        raise AssertionError("classifier called")
+
+    monkeypatch.setattr(one_db.rule, "classify", refuse)
+    parts = dict((k, set(i.tolist())) for k, i in one_db.rule.route(boards, live))
+    assert parts == {0: set(range(len(boards))) - home, 1: home}
+    # use_compiled_encoders loads classify's kernel only for the bundles that call it
+    calls = []
+    monkeypatch.setattr(classes, "use_compiled", lambda on=True: calls.append(on) or True)
+    for b in (one, one_db, two, three):
+        for n in b.nets:
+            n.encoder = type(n.encoder)(n.encoder.name, n.encoder.version, n.encoder.size,
+                                        lambda x, compiled=None: None)
+        calls.clear()
+        b.use_compiled_encoders()
+        assert calls == ([True] if b.rule.uses_classifier else [])
 
 
 def _nan_checkpoint(tmp_path) -> str:

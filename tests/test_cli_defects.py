@@ -5,8 +5,8 @@ agent and labels, every position format in ``moves``/``hint``, and ``hint --batc
 from __future__ import annotations
 
 import io
-import os
 import json
+import os
 import select
 import subprocess
 import sys

@@ -183,6 +183,11 @@ def test_request_params_of_the_http_api():
         ({"xgid": START_XGID, "cube_value": "2", "cube_owner": "opponent"}, "not both"),
         ({"position_id": START, "cube_owner": "mine"}, "cube_owner must be"),
         ({"xgid": "nonsense"}, "XGID"),
+        ({"position_id": f"{START}:cAkAAAAAAAAA", "match_id": "cAkAAAAAAAAA"},
+         "position_id=POSITION_ID:MATCH_ID or match_id=MATCH_ID, not both"),
+        ({"position_id": START, "die1": "3_0", "die2": "1"}, "dice must be integers 1..6, got die1='3_0'"),
+        ({"position_id": START, "die1": " 3", "die2": "1"}, "dice must be integers 1..6, got die1=' 3'"),
+        ({"position_id": START, "cube_value": "0_2", "cube_owner": "opponent"}, "cube_value must be 1, 2, 4"),
     ]:
         with pytest.raises(Exception, match=fragment):
             read_request_params(params)

@@ -160,6 +160,28 @@ def test_wildbg_compatible_move(pubeval):
         (f"/api/cube?position_id={START}&cube_value=2", 400, "has an owner"),
         (f"/api/cube?position_id={START}&cube_value=2&cube_owner=opponent&match_id=cAkAAAAAAAAA", 400, "not both"),
         (f"/api/cube?position_id={START}&jacoby=perhaps", 400, "jacoby: expected true or false, got 'perhaps'"),
+        # the Match ID twice: named by the HTTP parameters, not the CLI's --match-id
+        (f"/api/plays?position_id={START}:cAkAAAAAAAAA&match_id=cAkAAAAAAAAA&dice=31", 400,
+         "give the Match ID once: position_id=POSITION_ID:MATCH_ID or match_id=MATCH_ID, not both"),
+        # parameters of another endpoint are refused, not ignored
+        (f"/api/evaluate?position_id={START}&dice=31", 400,
+         "/api/evaluate does not take the parameter 'dice' (it values the position before the roll): leave it out"),
+        (f"/api/evaluate?position_id={START}&die1=3&die2=1", 400, "does not take the parameter 'die1'"),
+        (f"/api/evaluate?position_id={START}&limit=3", 400,
+         "/api/evaluate does not take the parameter 'limit' (it is another endpoint's): leave it out"),
+        (f"/api/cube?position_id={START}&limit=3", 400, "/api/cube does not take the parameter 'limit'"),
+        (f"/api/plays?position_id={START}&dice=31&points=2", 400, "/api/plays does not take the parameter 'points'"),
+        (f"/api/resign?position_id={START}&points=1&limit=3", 400, "/api/resign does not take the parameter 'limit'"),
+        # integers are plain decimal digits: no '_' separators, spaces or decimals
+        (f"/api/plays?position_id={START}&dice=31&limit=1_0", 400, "limit: expected an integer, got '1_0'"),
+        (f"/api/plays?position_id={START}&dice=31&limit=%2010", 400, "limit: expected an integer, got ' 10'"),
+        (f"/api/plays?position_id={START}&dice=31&limit=10.0", 400, "limit: expected an integer, got '10.0'"),
+        (f"/api/plays?position_id={START}&dice=31&limit=%EF%BC%91", 400, "limit: expected an integer"),
+        (f"/api/plays?position_id={START}&die1=0_3&die2=1", 400, "die1: expected an integer, got '0_3'"),
+        (f"/api/cube?position_id={START}&cube_value=0_2&cube_owner=opponent", 400,
+         "cube_value: expected an integer, got '0_2'"),
+        (f"/api/resign?position_id={START}&points=0_1", 400, "points: expected an integer, got '0_1'"),
+        ("/move?die1=1_0&die2=1&p1=1&p24=-1", 400, "Failed to deserialize query string: die1: invalid digit found in string"),
     ],
 )
 def test_malformed_requests_get_4xx_json_saying_what_is_wrong(pubeval, query, status, message):
@@ -287,8 +309,11 @@ def test_huge_input_is_not_echoed_back(pubeval):
     assert msg == "Position ID '" + "A" * 40 + "...' (10000 characters): wrong length 10000 (a Position ID has 14 characters)"
     r = pubeval.client.get("/api/plays", params={"position_id": START, "dice": "31", "limit": "9" * 5000 + "x"})
     assert r.status_code == 400 and len(r.text) < 200
+    assert r.json()["message"] == "limit: expected an integer, got '" + "9" * 40 + "...' (5001 characters)"
+    r = pubeval.client.get("/api/plays", params={"position_id": START, "dice": "31", "limit": "9" * 5000})
+    assert r.status_code == 400 and len(r.text) < 200
     assert r.json()["message"] == (
-        "limit: expected an integer (this one is far too long), got '" + "9" * 40 + "...' (5001 characters)"
+        "limit: expected an integer (this one is far too long), got '" + "9" * 40 + "...' (5000 characters)"
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 import warnings
 
@@ -49,6 +50,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Loggers whose ``INFO`` lines the command line shows on stderr as ``bgai: <message>`` (one-line notices of the
+#: library, silent in library use): the on-demand build of the bear-off database
+#: (:data:`bgai.model.bearoff.BUILD_NOTICE`).
+NOTICE_LOGGERS = ("bgai.model.bearoff",)
+
+
+class _Notice(logging.Handler):
+    """Writes a record as ``bgai: <message>`` to the ``sys.stderr`` of the moment (tests replace it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(f"bgai: {record.getMessage()}", file=sys.stderr, flush=True)
+        except Exception:  # noqa: BLE001 - logging's own rule: a failing handler never raises
+            self.handleError(record)
+
+
+def _show_notices() -> None:
+    """Show the ``INFO`` lines of :data:`NOTICE_LOGGERS` on stderr (once per process, however often ``main`` runs)."""
+    for name in NOTICE_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(h, _Notice) for h in logger.handlers):
+            logger.addHandler(_Notice(logging.INFO))
+        if logger.getEffectiveLevel() > logging.INFO:
+            logger.setLevel(logging.INFO)
+
+
 def _one_line_warning(message, category, filename, lineno, line=None) -> str:  # noqa: ARG001
     """A warning as the command line prints it: ``bgai: warning: <message>`` (no source line)."""
     return f"bgai: warning: {message}\n"
@@ -59,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     warnings.formatwarning = _one_line_warning
+    _show_notices()
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -45,6 +45,7 @@ import sys
 
 from bgai.cli.args import batch_items, error_text, reading_batch
 from bgai.cli.moves import CHUNK
+from bgai.core.notation import NO_LEGAL_PLAY
 from bgai.errors import BgaiError
 
 
@@ -216,7 +217,7 @@ def _print_plays(args, agent, req, plays: list[dict]) -> None:
         notes.append("  the position's dice are rolled: checker play (cube decisions come before the roll)")
     value = "score" if kind == "score" else "equity"
     if len(plays) == 1 and not plays[0]["play"]:
-        print(f"  no legal play; the position stays {plays[0]['position_id']} (the turn passes), "
+        print(f"  {NO_LEGAL_PLAY}; the position stays {plays[0]['position_id']} (the turn passes), "
               f"{value} {plays[0][value]:+.4f}")
         print("\n".join(notes))
         return

@@ -33,7 +33,11 @@ from typing import Sequence
 from bgai.errors import NotationError
 from bgai.util.integers import parse_int
 
-__all__ = ["format_play", "format_play_plain", "parse_moves"]
+__all__ = ["NO_LEGAL_PLAY", "format_play", "format_play_plain", "parse_moves"]
+
+#: How every front end words a roll with no legal play (the turn passes): ``bgai hint``, the terminal game, the
+#: HTTP ``/api/plays`` answer (its ``note``) and the web page that shows it.
+NO_LEGAL_PLAY = "no legal play"
 
 
 def _pt(n: int) -> str:

@@ -48,6 +48,7 @@ from bgai.formats.fibs import interpret_fibs_board, parse_fibs_board
 from bgai.formats.match_id import decode_match_id
 from bgai.formats.wildbg import board_from_wildbg
 from bgai.formats.xgid import decode_xgid
+from bgai.util.integers import parse_int
 
 __all__ = [
     "PositionRequest",
@@ -303,7 +304,8 @@ def read_request_params(params: Mapping[str, str]) -> PositionRequest:
     ``cube_value=2&cube_owner=on_roll|opponent|centred[&jacoby=false]``.  Other keys are ignored.
 
     Raises:
-        PositionRequestError: no position, two forms of it, an unknown ``p<n>`` key, the cube given twice
+        PositionRequestError: no position, two forms of it, the Match ID in ``position_id`` and as ``match_id``,
+            an unknown ``p<n>`` key, the cube given twice
             (XGID or Match ID and cube parameters), bad cube parameters; and everything
             :func:`read_position_request` raises.
         InvalidDiceError: bad dice, dice given twice, one die only.
@@ -319,6 +321,9 @@ def read_request_params(params: Mapping[str, str]) -> PositionRequest:
         raise PositionRequestError(f"give the position in one form only, got {' and '.join(forms)}")
     if not forms:
         raise PositionRequestError("no position given: use position_id=..., xgid=... or p0..p25 (wildbg board)")
+    if pid is not None and ":" in pid and mid is not None and mid.strip():
+        raise PositionRequestError(
+            "give the Match ID once: position_id=POSITION_ID:MATCH_ID or match_id=MATCH_ID, not both")
     dice = _params_dice(params)
     if xgid is not None:
         if detect_format(xgid) != "xgid":
@@ -339,17 +344,14 @@ def read_request_params(params: Mapping[str, str]) -> PositionRequest:
 
 
 def _plain_int(text: str) -> int:
-    """``text`` as a decimal integer written with ASCII digits only (an optional sign); Python's ``int`` would also
-    take ``3_0`` as 30 and other scripts' digits.
+    """``text`` as a decimal integer written with ASCII digits only (an optional sign), nothing around it
+    (:func:`bgai.util.integers.parse_int`); Python's ``int`` would also take ``3_0`` as 30, `` 3 `` and other
+    scripts' digits.
 
     Raises:
         ValueError: anything else.
     """
-    t = str(text).strip()
-    body = t[1:] if t[:1] in "+-" else t
-    if not body or not body.isascii() or not body.isdigit():
-        raise ValueError(t)
-    return int(t)
+    return parse_int(str(text), "parameter", ValueError)
 
 
 def _params_dice(params: Mapping[str, str]) -> Dice | None:

@@ -46,6 +46,9 @@ Cache
 :func:`database_path`: ``$BGAI_DATA_DIR/bearoff-os-6-15-v1.npz`` when ``BGAI_DATA_DIR`` is set, else
 ``$XDG_DATA_HOME/bgai/...``, else ``~/.local/share/bgai/...``.  :func:`get_database` loads it on first use (building
 it when absent or unreadable) and keeps it in memory; :func:`bearoff_probabilities` and :func:`is_bearoff` use it.
+Before building on demand it logs one line at ``INFO`` to the logger ``bgai.model.bearoff`` (:data:`BUILD_NOTICE`):
+silent in a library (logging shows only warnings unless the application configures it); the ``bgai`` command line
+shows it on stderr (:func:`bgai.cli.main`).
 
 Two-sided evaluation
 --------------------
@@ -64,6 +67,7 @@ one-sided approximation: each side plays to minimise its own expected rolls, not
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import warnings
@@ -106,6 +110,12 @@ FORMAT_VERSION = 1
 FILE_NAME = f"bearoff-os-{NUM_HOME_POINTS}-{MAX_CHECKERS}-v{FORMAT_VERSION}.npz"
 #: Environment variable naming the data directory (overrides ``$XDG_DATA_HOME/bgai``).
 DATA_DIR_ENV = "BGAI_DATA_DIR"
+
+#: The line logged (``INFO``, logger ``bgai.model.bearoff``) when :func:`get_database` builds the database on
+#: demand; ``%s`` is the data directory.
+BUILD_NOTICE = "building the one-sided bear-off database (first use, about 5 s; cached in %s)"
+
+log = logging.getLogger(__name__)
 
 _FORMAT_TAG = "bgai one-sided bear-off database"
 #: Length of the distributions during the computation (the longest bear-off needs fewer rolls; checked).
@@ -572,8 +582,8 @@ def build(path: str | os.PathLike | None = None, *, force: bool = False) -> Bear
 def get_database() -> BearoffDatabase:
     """The database, loaded from :func:`database_path` on first use and kept in memory.
 
-    A missing, damaged or outdated file is rebuilt (:func:`build`); if the data directory cannot be written the
-    database is computed in memory only, with a :class:`RuntimeWarning`.
+    A missing, damaged or outdated file is rebuilt (:func:`build`), after logging :data:`BUILD_NOTICE` (``INFO``);
+    if the data directory cannot be written the database is computed in memory only, with a :class:`RuntimeWarning`.
     """
     global _DATABASE
     with _LOCK:
@@ -587,6 +597,7 @@ def get_database() -> BearoffDatabase:
             except BgaiError:
                 db = None
         if db is None:
+            log.info(BUILD_NOTICE, path.parent)
             db = compute()
             try:
                 ensure_directory(path.parent, "data directory")

@@ -311,9 +311,10 @@ class ModelBundle:
         long-running process that encodes few positions per call: a server (about 20 afterstates a request) would
         otherwise run the numpy path for its first :data:`~bgai.model.kernels.WARM_UP_POSITIONS` positions,
         several thousand requests.  Without compiled kernels (numba missing, ``BGAI_NUMBA=0``) nothing changes;
-        either way the encodings are bit-identical.  A bundle of several nets routed by the classifier also loads
-        :func:`bgai.model.classes.classify`'s kernel (the same classes)."""
-        if self.rule.n_nets > 1:
+        either way the encodings are bit-identical.  A bundle routed by the classifier
+        (:attr:`bgai.model.routing.ClassRule.uses_classifier`) also loads :func:`bgai.model.classes.classify`'s
+        kernel (the same classes)."""
+        if self.rule.uses_classifier:
             classes.use_compiled()
         one = np.zeros((1, 2, 25), dtype=np.int8)
         one[0, :, 5] = 15

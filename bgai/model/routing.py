@@ -235,6 +235,16 @@ class ClassRule:
         self._home_split = (bear, rest.pop()) if (self.classifier_name == "gnubg" and len(rest) == 1
                                                   and bear not in rest) else None
 
+    @property
+    def uses_classifier(self) -> bool:
+        """Whether :meth:`route` calls :attr:`classify` (the position classifier).
+
+        False for one entry (net or database) covering every class, and for exactly one net plus the bear-off
+        database under the ``gnubg`` classifier (split by the cheap :func:`all_home` test); True otherwise, e.g. a
+        contact / crashed / race bundle.  Entries count nets and databases alike (:attr:`n_nets`).
+        """
+        return self.n_nets > 1 and self._home_split is None
+
     def route(self, boards: np.ndarray, live: np.ndarray) -> list[tuple[int, np.ndarray]]:
         """``[(net index, indices of the live boards it evaluates)]``, one entry per net with work.
 

@@ -36,7 +36,11 @@ Errors (the server keeps running):
   of the wrong type or missing (``"limit: expected an integer, got 'abc'"``; FastAPI's 422 ``{"detail":
   [...]}`` is never sent), a parameter given more than once (``p1=2&p1=-2``), a finished game (the side to act
   or its opponent has no checker left: ``"game over: ..."``), dice with ``/api/cube`` (cube decisions are made
-  before rolling, so a Match ID or XGID carrying rolled dice, or ``dice``/``die1``/``die2``, is refused).
+  before rolling, so a Match ID or XGID carrying rolled dice, or ``dice``/``die1``/``die2``, is refused; so are
+  dice parameters with ``/api/evaluate``), a parameter of another ``/api`` endpoint (``limit`` with
+  ``/api/evaluate``: ``"/api/evaluate does not take the parameter 'limit' ..."``; a name no endpoint takes is
+  ignored), an integer not written as plain decimal digits (``limit=1_0``, ``die1=%203``: ``"limit: expected an
+  integer, got '1_0'"``).
   Quoted input is cut to :data:`MAX_QUOTE` characters and a message to :data:`MAX_MESSAGE`, so a huge
   parameter is never echoed back (:func:`bgai.errors.shorten_message`).
 * the wildbg-compatible ``/move`` and ``/eval`` keep wildbg's behaviour (PROTOCOLS.md section 4): bad boards
@@ -75,8 +79,8 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ValidationError
-from pydantic_core import to_json
+from pydantic import BaseModel, BeforeValidator, ValidationError
+from pydantic_core import PydanticCustomError, to_json
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bgai import __version__
@@ -85,6 +89,7 @@ from bgai.core.board import as_batch, flip, result_kind
 from bgai.core.cube_state import CubeState
 from bgai.core.dice import Dice
 from bgai.core.equity import OUTPUTS, swap_perspective
+from bgai.core.notation import NO_LEGAL_PLAY
 from bgai.core.position_id import encode_position_ids
 from bgai.errors import (
     MAX_MESSAGE,
@@ -328,6 +333,25 @@ def _state_json(req: PositionRequest) -> dict:
     }
 
 
+_DECIMAL_RE = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
+def _decimal(value: object) -> object:
+    """An integer query parameter as written: ASCII decimal digits with an optional sign, nothing else (pydantic's
+    lax mode would also read ``1_0`` as 10, `` 10 ``, ``10.0``); the number itself is pydantic's to check.
+
+    Raises:
+        PydanticCustomError: ``int_parsing`` (``"<param>: expected an integer, got '1_0'"``).
+    """
+    if isinstance(value, str) and not _DECIMAL_RE.fullmatch(value):
+        raise PydanticCustomError("int_parsing", "Input should be a valid integer")
+    return value
+
+
+#: An integer query parameter written with plain decimal digits (:func:`_decimal`).
+QueryInt = Annotated[int, BeforeValidator(_decimal)]
+
+
 class PositionParams(BaseModel):
     """Query parameters naming a position (and, by Match ID, the cube and score); read by
     :func:`bgai.formats.request.read_request_params`."""
@@ -341,15 +365,15 @@ class PlayParams(PositionParams):
     """Query parameters of ``/api/plays``: a position, a roll, and how many plays to list."""
 
     dice: str | None = None
-    die1: int | None = None
-    die2: int | None = None
-    limit: int | None = None
+    die1: QueryInt | None = None
+    die2: QueryInt | None = None
+    limit: QueryInt | None = None
 
 
 class CubeStateParams(PositionParams):
     """Query parameters of ``/api/evaluate`` and ``/api/cube``: a position and a money cube state."""
 
-    cube_value: int | None = None
+    cube_value: QueryInt | None = None
     cube_owner: str | None = None
     jacoby: bool | None = None
 
@@ -357,8 +381,31 @@ class CubeStateParams(PositionParams):
 class ResignParams(CubeStateParams):
     """Query parameters of ``/api/resign``: a position, a cube state, the offer and who makes it."""
 
-    points: int
+    points: QueryInt
     resigns: str | None = None
+
+
+#: The parameters of one ``/api`` endpoint that another one takes, per endpoint: refused (400) rather than
+#: silently ignored (``limit`` with ``/api/evaluate``).  A name no endpoint takes is ignored.
+_DICE_KEYS = ("dice", "die1", "die2")
+_NOT_HERE = {
+    "/api/plays": ("points", "resigns"),
+    "/api/evaluate": ("limit", "points", "resigns") + _DICE_KEYS,
+    "/api/cube": ("limit", "points", "resigns"),  # (dice: refused by the endpoint, "before rolling")
+    "/api/resign": ("limit",),
+}
+
+
+def _refuse_unused(params, path: str) -> None:
+    """Refuse a parameter of another ``/api`` endpoint given to ``path`` (:data:`_NOT_HERE`).
+
+    Raises:
+        RequestError: ``"/api/evaluate does not take the parameter 'limit' (...): leave it out"``.
+    """
+    for key in _NOT_HERE[path]:
+        if key in params:
+            why = "it values the position before the roll" if key in _DICE_KEYS else "it is another endpoint's"
+            raise RequestError(f"{path} does not take the parameter {key!r} ({why}): leave it out")
 
 
 _PLAY_FIELDS = tuple(PlayParams.model_fields)
@@ -428,6 +475,7 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
 
     def answer_plays(params, limit: int | None) -> bytes:
         """The ``/api/plays`` answer (JSON) to query parameters ``params`` (``limit`` read from them)."""
+        _refuse_unused(params, "/api/plays")
         req = read_request_params(params)
         if req.dice is None:
             raise RequestError("no dice given: use dice=31 or die1=3&die2=1 (or an XGID with dice)")
@@ -435,14 +483,17 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
             raise RequestError(f"limit must be >= 1, got {limit}")
         ranked = bot.rank_plays(req.board, req.dice, rng_if_needed(), req.cube_state if req.cube_given else None)
         position_id, items = _plays_json(ranked[:limit] if limit is not None else ranked, req.board)
-        return to_json({
+        out = {
             "position_id": position_id,
             "dice": list(req.dice),
             "agent": bot.spec,
             "best": items[0] if items else None,
             "count": len(ranked),
             "plays": items,
-        })
+        }
+        if not ranked:
+            out["note"] = NO_LEGAL_PLAY
+        return to_json(out)
 
     async def lean_plays(scope, receive, send) -> None:
         """``GET /api/plays`` without FastAPI's routing, dependencies and middleware layers (the same answer);
@@ -521,7 +572,8 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         what it is (``score_kind``: ``equity`` in points per game, ``mwc`` match-winning chance, ``score`` the
         agent's own units), equity and probabilities after the play (agents with probabilities; cubeful with a
         Match ID or XGID), the resulting Position ID and board (mover's view, rows not swapped) and whether the
-        game is over.  ``best`` is the first play (``null`` when no play is legal).
+        game is over.  ``best`` is the first play; when no play is legal ``best`` is ``null``, ``plays`` empty and
+        ``note`` says :data:`bgai.core.notation.NO_LEGAL_PLAY` (``"no legal play"``; absent otherwise).
         """
         return Response(answer_plays(request.query_params, params.limit), media_type="application/json")
 
@@ -530,7 +582,9 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
     async def evaluate(request: Request, params: Annotated[CubeStateParams, Depends(_query_model(CubeStateParams))]) -> dict:
         """Cubeless outcome probabilities (win, win gammon, win backgammon, lose gammon, lose backgammon) of the
         side on roll before it rolls, cubeless equity (ppg) and cubeful equity (per unit of the cube; the
-        normalised money equity of the match-winning chance in match play), with the cube decision."""
+        normalised money equity of the match-winning chance in match play), with the cube decision.  Dice
+        parameters are refused (a roll carried by an XGID or Match ID is left aside)."""
+        _refuse_unused(request.query_params, "/api/evaluate")
         req = read_request_params(request.query_params)
         ev = bot.evaluate(req.board, req.cube_state)
         out = {
@@ -549,6 +603,7 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         """Should the side on roll double, and should the opponent take?  Uses bgai.game.cube on the agent's
         probabilities (agents without probabilities: never double, always take).  The position is before the
         roll: a Match ID or XGID with rolled dice (or dice parameters) is refused."""
+        _refuse_unused(request.query_params, "/api/cube")
         req = read_request_params(request.query_params)
         if req.dice is not None:
             raise RequestError(
@@ -564,6 +619,7 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
         ``resigns=on_roll``: the side on roll resigns and its opponent decides.  bgai.analysis.resign decides:
         money play in points (cube included), match play in match-winning chances (``units``).  The position is
         valued before the roll: a Match ID or XGID with rolled dice (or dice parameters) is refused."""
+        _refuse_unused(request.query_params, "/api/resign")
         req = read_request_params(request.query_params)
         if req.dice is not None:
             raise RequestError("resignations are judged before the roll: give the position without dice")
@@ -597,7 +653,7 @@ def create_app(bot: Bot, *, seed: int = 0, hosts=LOCAL_HOSTS):
             raise InvalidDiceError("Dice values must be between 1 and 6.") from None  # wildbg's message
 
     @app.get("/move", summary="wildbg-compatible: all plays, best first", openapi_extra=_wildbg_openapi())
-    async def wildbg_move(request: Request, die1: int, die2: int) -> dict:
+    async def wildbg_move(request: Request, die1: QueryInt, die2: QueryInt) -> dict:
         board = _wildbg_board(request)
         dice = _wildbg_dice(die1, die2)
         ranked = bot.rank_plays(board, dice, rng_if_needed())

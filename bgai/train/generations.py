@@ -41,8 +41,13 @@ Output folder ``OUT``:
 * ``generations.jsonl``: one JSON line per finished generation, in order (rewritten atomically after each):
   ``generation``, ``model`` (path), ``sha256``, ``parent``, ``accepted``, ``labels`` (positions), ``label_kind``,
   ``label_cpu_s``, ``train_cpu_s``, ``eval_cpu_s``, ``train`` (epochs, samples, best validation loss),
-  ``pubeval`` (``games``, ``seed``, ``ppg``, ``ci95``), ``parent_match`` (or null), ``er`` (per class ``er``, ``se``,
-  ``n``; or null).
+  ``pubeval`` (``games``, ``seed``, ``ppg``, ``ci95``, ``win``, ``gammon``, ``seconds``), ``parent_match`` (the
+  same, or null), ``er`` (per class ``er``, ``se``, ``n``, ``outside``; or null).  By design the file is not
+  byte-identical between two runs of the same config: ``label_cpu_s``, ``train_cpu_s`` and ``eval_cpu_s`` (CPU
+  seconds, :func:`cpu_seconds`) and ``pubeval.seconds`` / ``parent_match.seconds`` (wall-clock seconds of the
+  evaluation) are measurements of the run, kept as its cost; compare runs on the other fields (the results),
+  not on the file's bytes or SHA-256.  ``docs/lineage/generations.jsonl`` is a curated summary of the shipped
+  models' lineage in a shorter form, without these fields.
 
 Resume (the same command again, also after Ctrl-C or a crash): labels make only their missing shards, training
 continues ``train/last.pt`` exactly (``--resume``), a finished ``model.pt`` is not trained again, evaluations

@@ -54,6 +54,7 @@ import numpy as np
 from bgai.core.board import flip, render
 from bgai.core.cube_state import CubeState
 from bgai.core.movegen import Play, parse_play
+from bgai.core.notation import NO_LEGAL_PLAY
 from bgai.core.position_id import encode_position_id
 from bgai.errors import AmbiguousMoveError, BgaiError, IllegalMoveError, NotationError
 from bgai.formats.match_id import encode_match_id
@@ -333,9 +334,9 @@ class TerminalGame:
     def _show_move(self, e: Event) -> None:
         d = e.dice
         if e.player == HUMAN:
-            self.say(f"You rolled {d[0]}-{d[1]}: no legal play." if e.play is None else f"You play {e.play.notation}.")
+            self.say(f"You rolled {d[0]}-{d[1]}: {NO_LEGAL_PLAY}." if e.play is None else f"You play {e.play.notation}.")
         elif e.play is None:
-            self.say(f"bgai rolls {d[0]}-{d[1]}: no legal play.")
+            self.say(f"bgai rolls {d[0]}-{d[1]}: {NO_LEGAL_PLAY}.")
         else:
             self.say(f"bgai rolls {d[0]}-{d[1]} and plays {e.play.notation}.")
 

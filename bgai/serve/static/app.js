@@ -207,6 +207,7 @@ async function humanMove(dice) {
     const q = wildbgQuery(S.board);
     q.set("dice", `${dice[0]}${dice[1]}`);
     const r = await api("/api/plays", q);
+    S.note = r.note;  // the server's wording of a roll without a play (sent with no play only)
     S.plays = r.plays.slice().sort((x, y) => (x.play < y.play ? -1 : x.play > y.play ? 1 : 0));
   } catch (e) {
     setError("server error: " + e.message);
@@ -217,7 +218,7 @@ async function humanMove(dice) {
   const sel = $("plays");
   sel.innerHTML = "";
   if (!S.plays.length) {
-    logLine(`You rolled ${dice[0]}${dice[1]}: no legal play.`);
+    logLine(`You rolled ${dice[0]}${dice[1]}: ${S.note}.`);
     await botTurn(null);
     return;
   }
@@ -394,7 +395,7 @@ async function botMove(dice) {
   }
   const best = r.best;
   if (!best) {
-    logLine(`bgai rolled ${dice[0]}${dice[1]}: no legal play.`);
+    logLine(`bgai rolled ${dice[0]}${dice[1]}: ${r.note}.`);
   } else {
     S.moves += 1;
     logLine(`bgai ${dice[0]}${dice[1]}: ${best.play}`);
