@@ -183,7 +183,7 @@ def test_registry_and_checkpoint_records():
     race[:, :6] = 2  # the race encoding accepts races only
     for enc in ENCODERS.values():
         assert check_encoding(enc.describe()) is enc
-        assert enc(race if enc.name == "race" else starting_board()).shape == (1, enc.size)
+        assert enc(race if enc.name in ("race", "extended-race") else starting_board()).shape == (1, enc.size)
     with pytest.raises(CheckpointError):
         check_encoding({"name": "extended", "version": 99, "size": 219})
     with pytest.raises(CheckpointError):
@@ -215,3 +215,30 @@ def test_extended_gnubg_is_extended_then_gnubgs_expert_features(boards):
     # the starting position: no checker off (OFF1..3 = 0), both back checkers on the 24-point (BACK_CHEQUER 23/24)
     assert list(start[219:222]) == [0, 0, 0] and start[219 + 4] == pytest.approx(23 / 24)
     assert start[244 + 4] == pytest.approx(23 / 24)
+
+
+def test_extended_race_is_extended_then_gnubgs_race_units():
+    """extended-race = extended's 219 units, then per side (opponent first) gnubg's 14 borne-off units and NCROSS;
+    races only."""
+    from bgai.model.gnubg_inputs import RACE_INPUT_NAMES, race_inputs
+
+    b = np.zeros((2, 2, 25), dtype=np.int8)
+    b[0, 0, [0, 5, 12]] = [3, 4, 2]  # side on roll: 6 off, two checkers on its 13-point (NCROSS 2 x 2)
+    b[0, 1, [2, 8]] = [5, 1]  # opponent: 9 off, one checker on its 9-point (NCROSS 1)
+    b[1, 0, :6] = 2
+    b[1, 1, :5] = 3
+    enc = get_encoder("extended-race")
+    assert enc.size == 249 and enc.extends == "extended"
+    x = enc(b)
+    np.testing.assert_array_equal(x[:, :219], extended(b))
+    race = race_inputs(b)
+    np.testing.assert_array_equal(x[:, 219:234], race[:, 92:107])
+    np.testing.assert_array_equal(x[:, 234:], race[:, 199:214])
+    assert RACE_INPUT_NAMES[92] == "opp.off1" and RACE_INPUT_NAMES[213] == "me.NCROSS"
+    # opponent first: 9 off -> unit off9 (index 8) only; its NCROSS 1 / 10; then the side on roll's 6 off, 4 / 10
+    assert list(np.flatnonzero(x[0, 219:233])) == [8] and x[0, 233] == pytest.approx(0.1)
+    assert list(np.flatnonzero(x[0, 234:248])) == [5] and x[0, 248] == pytest.approx(0.4)
+    # second board: the opponent has all 15 on its points 1..5 (none off, nothing to cross), the side on roll 3 off
+    assert not x[1, 219:234].any() and list(np.flatnonzero(x[1, 234:249])) == [2]
+    with pytest.raises(InvalidPositionError, match="race"):
+        enc(starting_board())

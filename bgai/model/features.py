@@ -45,6 +45,11 @@ model is always fed the inputs it was trained on (:func:`check_encoding` refuses
     these inputs with its values unchanged (new input weights zero, :meth:`bgai.model.nets.ValueNet.widened`;
     :attr:`Encoder.extends` names the encoding whose units come first).
 
+``extended-race`` (version 1, 249 units)
+    ``extended``'s 219 units followed by the 30 units of gnubg's race inputs (``race``) that are not per point:
+    for each side, opponent first, its 14 borne-off units and ``NCROSS`` (``race``'s units 92..106 and 199..213).
+    Races only, as ``race``; it extends ``extended`` as ``extended-gnubg`` does.
+
 ``race`` (version 1, 214 units) and ``contact`` (version 1, 250 units)
     GNU Backgammon's race-net and contact-net inputs (4 units per point and side, and gnubg's expert features
     OFF1..BACKRESCAPES), laid out exactly as gnubg's ``eval.c`` lays them out: see
@@ -71,6 +76,8 @@ from bgai.model.gnubg_inputs import CONTACT_SIZE, RACE_SIZE, contact_inputs, rac
 
 #: Units of gnubg's contact inputs before its expert features (4 per point and bar, both sides).
 _CONTACT_BOARD_UNITS = 200
+#: Units of gnubg's race inputs per side after its per-point units (14 borne-off units and NCROSS).
+_RACE_SIDE_EXTRA = 15
 from bgai.model.kernels import PositionKernel
 
 __all__ = [
@@ -81,6 +88,7 @@ __all__ = [
     "tesauro198",
     "extended",
     "extended_gnubg",
+    "extended_race",
     "escape_table",
 ]
 
@@ -566,6 +574,30 @@ def extended_gnubg(boards: np.ndarray, *, compiled: bool | None = None) -> np.nd
     return out
 
 
+def extended_race(boards: np.ndarray, *, compiled: bool | None = None) -> np.ndarray:
+    """``extended``'s 219 units and gnubg's 30 race units that are not per point (see the module docstring).
+
+    Args:
+        boards: ``(N, 2, 25)`` (or ``(2, 25)``) int8, side on roll in row 0; races only.
+        compiled: as :func:`extended` (both parts; bit-identical either way).
+
+    Returns:
+        ``(N, 249)`` float32.
+
+    Raises:
+        InvalidPositionError: wrong shape or values, or not a race (a checker on a 24-point or bar).
+    """
+    b = as_batch(boards)
+    race = race_inputs(b, compiled=compiled)
+    out = np.empty((b.shape[0], 219 + 2 * _RACE_SIDE_EXTRA), dtype=np.float32)
+    out[:, :219] = extended(b, compiled=compiled)
+    half = RACE_SIZE // 2
+    for side in range(2):
+        out[:, 219 + side * _RACE_SIDE_EXTRA : 219 + (side + 1) * _RACE_SIDE_EXTRA] = race[
+            :, (side + 1) * half - _RACE_SIDE_EXTRA : (side + 1) * half]
+    return out
+
+
 def _check_counts(b: np.ndarray) -> None:
     # cheap range check so the lookup tables cannot be indexed out of bounds (full validation is board.validate)
     if b.size and (b.min() < 0 or b.max() > 15):
@@ -598,6 +630,7 @@ ENCODERS: dict[str, Encoder] = {
     "race": Encoder("race", 1, RACE_SIZE, race_inputs),
     "contact": Encoder("contact", 1, CONTACT_SIZE, contact_inputs),
     "extended-gnubg": Encoder("extended-gnubg", 1, 269, extended_gnubg, extends="extended"),
+    "extended-race": Encoder("extended-race", 1, 249, extended_race, extends="extended"),
 }
 
 
