@@ -109,7 +109,7 @@ def main() -> None:
             enc = ENCODERS[name].encode
             fns[f"{name} numpy"] = functools.partial(enc, compiled=False)
             fns[name] = functools.partial(enc, compiled=True)
-            x = race if name == "race" else boards
+            x = race if ENCODERS[name].races_only else boards
             same = np.array_equal(fns[name](x).view(np.int32), fns[f"{name} numpy"](x).view(np.int32))
             print(f"{name}: compiled output bit-identical to numpy on {x.shape[0]} positions: {same}")
     else:

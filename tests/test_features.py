@@ -183,7 +183,7 @@ def test_registry_and_checkpoint_records():
     race[:, :6] = 2  # the race encoding accepts races only
     for enc in ENCODERS.values():
         assert check_encoding(enc.describe()) is enc
-        assert enc(race if enc.name in ("race", "extended-race") else starting_board()).shape == (1, enc.size)
+        assert enc(race if enc.races_only else starting_board()).shape == (1, enc.size)
     with pytest.raises(CheckpointError):
         check_encoding({"name": "extended", "version": 99, "size": 219})
     with pytest.raises(CheckpointError):

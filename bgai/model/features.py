@@ -615,6 +615,8 @@ class Encoder:
     encode: Callable[[np.ndarray], np.ndarray]
     extends: str = ""
     """The encoding whose units are this one's first units (``''``: none)."""
+    races_only: bool = False
+    """Whether it encodes race positions only (no checker on a 24-point or bar; others raise)."""
 
     def __call__(self, boards: np.ndarray) -> np.ndarray:
         return self.encode(boards)
@@ -627,10 +629,10 @@ class Encoder:
 ENCODERS: dict[str, Encoder] = {
     "tesauro198": Encoder("tesauro198", 1, 198, tesauro198),
     "extended": Encoder("extended", 1, 219, extended, extends="tesauro198"),
-    "race": Encoder("race", 1, RACE_SIZE, race_inputs),
+    "race": Encoder("race", 1, RACE_SIZE, race_inputs, races_only=True),
     "contact": Encoder("contact", 1, CONTACT_SIZE, contact_inputs),
     "extended-gnubg": Encoder("extended-gnubg", 1, 269, extended_gnubg, extends="extended"),
-    "extended-race": Encoder("extended-race", 1, 249, extended_race, extends="extended"),
+    "extended-race": Encoder("extended-race", 1, 249, extended_race, extends="extended", races_only=True),
 }
 
 

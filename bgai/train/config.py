@@ -43,7 +43,7 @@ from typing import Any
 import yaml
 
 from bgai.errors import CheckpointError, ConfigError
-from bgai.model.features import ENCODERS
+from bgai.model.features import ENCODERS, get_encoder
 from bgai.model.nets import ACTIVATIONS, NetSpec
 
 __all__ = [
@@ -451,9 +451,9 @@ class TrainConfig:
         self.model.validate()
         self.run.validate()
         self.section.validate()
-        if self.algorithm == "td" and self.model.encoding == "race":
-            raise ConfigError("config key 'encoding': 'race' takes race positions only; self-play needs an encoding "
-                              "of every position (tesauro198, extended, contact)")
+        if self.algorithm == "td" and get_encoder(self.model.encoding).races_only:
+            raise ConfigError(f"config key 'encoding': {self.model.encoding!r} takes race positions only; self-play "
+                              "needs an encoding of every position (tesauro198, extended, contact, extended-gnubg)")
 
     @property
     def section(self):
