@@ -287,3 +287,15 @@ def test_a_net_widened_computes_the_same_values_then_trains(data, tmp_path):
     assert grown.validation_loss() == pytest.approx(narrow.validation_loss(), abs=1e-6)
     with pytest.raises(Exception, match="does not extend it"):
         SupervisedTrainer(cfg.with_overrides({"encoding": "contact"}))
+    # through a chain: tesauro198 -> extended -> extended-gnubg
+    assert SupervisedTrainer(cfg.with_overrides({"encoding": "extended-gnubg"})).net.spec.n_inputs == 269
+    with pytest.raises(Exception, match="widen keeps the net's activation 'sigmoid'; the model section has 'relu'"):
+        SupervisedTrainer(cfg.with_overrides({"activation": "relu"}))
+    # a races-only encoding on a net of every class: refused before any training
+    with pytest.raises(Exception, match="'extended-race' takes race positions only; net 'all' evaluates"):
+        SupervisedTrainer(cfg.with_overrides({"encoding": "extended-race"}))
+    with pytest.raises(Exception, match="widen grows the net of a warm start"):
+        SupervisedTrainer(config(data["path"], init="widen"))
+    # the trained net's record keeps where it came from
+    rec = read_checkpoint(res.last_path)["nets"][0]["record"]
+    assert rec["init"] == "widen" and rec["widened_from"] == [6] and rec["algorithm"] == "supervised"

@@ -198,7 +198,9 @@ def run_http(args: argparse.Namespace) -> int:
     _check_port(args.port, args.host)
     allowed_hosts(args.host, args.allow_host)  # a bad --allow-host fails before the model is loaded
     bot = make_bot(args.agent)
-    print(f"bgai HTTP API ({bot.spec}) on http://{args.host}:{args.port}/  (API docs: /docs)", file=sys.stderr, flush=True)
+    where = (f"http://{args.host}:{args.port}/" if args.port else
+             f"a free port of {args.host} (the next line names it)")
+    print(f"bgai HTTP API ({bot.spec}) on {where}  (API docs: /docs)", file=sys.stderr, flush=True)
     try:
         serve_http(
             bot, args.host, args.port, seed=args.seed, max_connections=args.max_connections, timeout=args.timeout,

@@ -621,6 +621,17 @@ class Encoder:
     def __call__(self, boards: np.ndarray) -> np.ndarray:
         return self.encode(boards)
 
+    def starts_with(self, name: str) -> bool:
+        """Whether the units of the encoding ``name`` are this one's first units: itself, or an encoding it
+        :attr:`extends`, directly or through others (``extended-gnubg`` starts with ``extended`` and
+        ``tesauro198``)."""
+        enc: Encoder | None = self
+        while enc is not None:
+            if enc.name == name:
+                return True
+            enc = ENCODERS.get(enc.extends)
+        return False
+
     def describe(self) -> dict:
         """``{'name', 'version', 'size'}``, the form stored in checkpoints."""
         return {"name": self.name, "version": self.version, "size": self.size}

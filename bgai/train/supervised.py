@@ -63,6 +63,9 @@ from bgai.util.threads import limit_threads
 __all__ = ["DatasetError", "Dataset", "load_dataset", "load_datasets", "save_dataset", "check_targets",
            "SupervisedTrainer"]
 
+#: Keys of a net's record that say where it came from, kept through training.
+_ORIGIN_KEYS = ("split_from", "init", "widened_from", "widened_from_encoding")
+
 #: Tolerance of the consistency checks of target probabilities.
 TARGET_TOLERANCE = 1e-4
 
@@ -266,6 +269,9 @@ class SupervisedTrainer:
         except CheckpointError as exc:
             raise ConfigError(f"config key 'net': {exc}") from None
         self._check_model(self.entry, config)
+        self._check_classes(self.entry)
+        # where the net came from (split off, grown): kept in its training record
+        self._origin = {k: v for k, v in self.entry.record.items() if k in _ORIGIN_KEYS}
         self._bundle, self.net = bundle, self.entry.net
         self.net.train()
         self._split(bundle, load_datasets(s.data))
@@ -305,6 +311,8 @@ class SupervisedTrainer:
             if s.init == "widen":
                 bundle = SupervisedTrainer._widen(bundle, config)
             return bundle
+        if s.init == "widen":
+            raise ConfigError("config key 'init': widen grows the net of a warm start; give supervised.warm_start")
         if s.net != "all":
             raise ConfigError(f"config key 'net': a fresh model has one net, 'all'; to train the net {s.net!r}, "
                               "give the bundle that has it as warm_start")
@@ -320,9 +328,12 @@ class SupervisedTrainer:
         except CheckpointError as exc:
             raise ConfigError(f"config key 'net': {exc}") from None
         enc = get_encoder(m.encoding)
-        if enc.name != entry.encoder.name and enc.extends != entry.encoder.name:
+        if not enc.starts_with(entry.encoder.name):
             raise ConfigError(f"config key 'init': widen cannot take the net {s.net!r} from the encoding "
                               f"{entry.encoder.name!r} to {enc.name!r}, which does not extend it")
+        if m.activation != entry.net.spec.activation:
+            raise ConfigError(f"config key 'init': widen keeps the net's activation {entry.net.spec.activation!r}; "
+                              f"the model section has {m.activation!r}")
         gen = torch.Generator().manual_seed(int(config.run.seed))
         try:
             wide = entry.net.widened(m.hidden, generator=gen, n_inputs=enc.size)
@@ -350,6 +361,16 @@ class SupervisedTrainer:
             raise ConfigError(
                 f"the net {entry.name!r} to train has encoding, hidden, activation = {have}, the config's model "
                 f"section {want}; make them agree"
+            )
+
+    @staticmethod
+    def _check_classes(entry: BundleNet) -> None:
+        """A races-only encoding (:attr:`bgai.model.features.Encoder.races_only`) only on a net of races."""
+        classes = expand_classes(list(entry.classes))
+        if entry.encoder.races_only and set(classes) - {"race", "bearoff"}:
+            raise ConfigError(
+                f"config key 'encoding': {entry.encoder.name!r} takes race positions only; net {entry.name!r} "
+                f"evaluates {', '.join(c for c in classes if c not in ('race', 'bearoff'))} positions too"
             )
 
     def _split(self, bundle: ModelBundle, data: Dataset) -> None:
@@ -469,6 +490,7 @@ class SupervisedTrainer:
             "train_positions": int(self.n_train),
             "validation_positions": int(self.n_val),
             "config": {k: v for k, v in self.config.to_dict().items() if k in ("model", "supervised")},
+            **self._origin,
         }
         return self._bundle
 
