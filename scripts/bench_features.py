@@ -122,7 +122,7 @@ def main() -> None:
     for n in args.batches:
         t = {}
         for group in ("main", "race"):
-            part = {k: f for k, f in fns.items() if k.startswith("race") == (group == "race")}
+            part = {k: f for k, f in fns.items() if ENCODERS[k.split()[0]].races_only == (group == "race")}
             x = (race if group == "race" else boards)[:n]
             if part and x.shape[0]:
                 t.update(time_rounds(part, x, args.repeat, clock))
