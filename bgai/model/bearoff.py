@@ -583,7 +583,8 @@ def get_database() -> BearoffDatabase:
     """The database, loaded from :func:`database_path` on first use and kept in memory.
 
     A missing, damaged or outdated file is rebuilt (:func:`build`), after logging :data:`BUILD_NOTICE` (``INFO``);
-    if the data directory cannot be written the database is computed in memory only, with a :class:`RuntimeWarning`.
+    if the data directory cannot be made or written the database is computed in memory only, with a
+    :class:`RuntimeWarning` (and no notice when the folder cannot be made).
     """
     global _DATABASE
     with _LOCK:
@@ -597,10 +598,17 @@ def get_database() -> BearoffDatabase:
             except BgaiError:
                 db = None
         if db is None:
-            log.info(BUILD_NOTICE, path.parent)
+            try:  # the folder first, so that the notice does not promise a cache that cannot be written
+                ensure_directory(path.parent, "data directory")
+                problem = None
+            except BgaiError as exc:
+                problem = exc
+            if problem is None:
+                log.info(BUILD_NOTICE, path.parent)
             db = compute()
             try:
-                ensure_directory(path.parent, "data directory")
+                if problem is not None:
+                    raise problem
                 db.save(path)
             except BgaiError as exc:
                 warnings.warn(f"bear-off database not cached: {exc}", RuntimeWarning, stacklevel=2)
