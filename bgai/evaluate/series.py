@@ -129,8 +129,9 @@ class EvalReport:
         rows = [
             f"{A} vs {B}: {self.games} games ({self.mode} dice), seed {self.seed}"
             f"{partial_note(self.partial, self.interrupted, self.games, self.games_requested, 'games')}",
-            f"  ppg for {A}: {self.ppg:+.3f} +- {self.ci95:.3f} (95% CI "
-            f"{self.ppg - self.ci95:+.3f} .. {self.ppg + self.ci95:+.3f})",
+            f"  ppg for {A}: {self.ppg:+.3f} " + (
+                f"+- {self.ci95:.3f} (95% CI {self.ppg - self.ci95:+.3f} .. {self.ppg + self.ci95:+.3f})"
+                if math.isfinite(self.ci95) else "(one sample: no interval)"),
             f"  {'':<{w}}{'win %':>8}{'gammon %':>10}{'bg %':>8}",
         ]
         for name, s in ((A, self.a), (B, self.b)):

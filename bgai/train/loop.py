@@ -323,7 +323,9 @@ BAR_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]
 def eval_line(record: dict, unit: str) -> str:
     """``after 20000 games: +0.123 +- 0.050 ppg against pubeval (1000 duplicate-dice games)``."""
     done = record.get(f"{unit}s_trained", 0)
-    return (f"after {done} {unit}s: {record['ppg']:+.3f} +- {record['ci95']:.3f} ppg against "
+    ci95 = record.get("ci95")
+    ci = f"+- {ci95:.3f} " if isinstance(ci95, (int, float)) and math.isfinite(ci95) else "(no interval) "
+    return (f"after {done} {unit}s: {record['ppg']:+.3f} {ci}ppg against "
             f"{record['opponent']} ({record['games']} duplicate-dice games)")
 
 
