@@ -33,7 +33,7 @@ from bgai.formats.xgid import decode_xgid, encode_xgid
 from bgai.game.cube import CubeState, cube_decision
 from bgai.game.match import Match, MatchRules, cube_state_from_match_id, match_from_match_id
 from bgai.game.met import MAX_MATCH_LENGTH, load_met
-from bgai.util.integers import MAX_DIGITS, parse_int
+from bgai.util.integers import MAX_DIGITS, is_decimal, parse_int
 
 GNUBG = "/usr/games/gnubg"
 GNUBG_MET = "/usr/share/gnubg/met/Kazaross-XG2.xml"
@@ -389,6 +389,12 @@ def test_fibs_too_many_checkers_on_a_point_is_a_board_error():
 
 
 # ------------------------------------------------------------------------------------------- 7. long numbers
+
+
+def test_is_decimal_is_parse_ints_form_at_any_length():
+    assert is_decimal("42") and is_decimal("-007") and is_decimal("+5") and is_decimal("9" * 5000)
+    for bad in ("", "+", "1_0", " 10", "10 ", "10.0", "\u0663", "0x10"):
+        assert not is_decimal(bad), bad
 
 
 def test_parse_int_contract():

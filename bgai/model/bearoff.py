@@ -598,20 +598,20 @@ def get_database() -> BearoffDatabase:
             except BgaiError:
                 db = None
         if db is None:
+            problem = None
             try:  # the folder first, so that the notice does not promise a cache that cannot be written
                 ensure_directory(path.parent, "data directory")
-                problem = None
+                log.info(BUILD_NOTICE, path.parent)
             except BgaiError as exc:
                 problem = exc
-            if problem is None:
-                log.info(BUILD_NOTICE, path.parent)
             db = compute()
-            try:
-                if problem is not None:
-                    raise problem
-                db.save(path)
-            except BgaiError as exc:
-                warnings.warn(f"bear-off database not cached: {exc}", RuntimeWarning, stacklevel=2)
+            if problem is None:
+                try:
+                    db.save(path)
+                except BgaiError as exc:
+                    problem = exc
+            if problem is not None:
+                warnings.warn(f"bear-off database not cached: {problem}", RuntimeWarning, stacklevel=2)
         _DATABASE = db
         return db
 

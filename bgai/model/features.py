@@ -73,11 +73,6 @@ import numpy as np
 from bgai.core.board import as_batch
 from bgai.errors import CheckpointError, ConfigError, InvalidPositionError
 from bgai.model.gnubg_inputs import CONTACT_SIZE, RACE_SIZE, contact_inputs, race_inputs
-
-#: Units of gnubg's contact inputs before its expert features (4 per point and bar, both sides).
-_CONTACT_BOARD_UNITS = 200
-#: Units of gnubg's race inputs per side after its per-point units (14 borne-off units and NCROSS).
-_RACE_SIDE_EXTRA = 15
 from bgai.model.kernels import PositionKernel
 
 __all__ = [
@@ -554,6 +549,12 @@ def extended(boards: np.ndarray, *, compiled: bool | None = None) -> np.ndarray:
     return _encode(boards, 219, compiled)
 
 
+#: Units of gnubg's contact inputs before its expert features (4 per point and bar, both sides).
+_CONTACT_BOARD_UNITS = 200
+#: The units of gnubg's race inputs that are not per point: each side's last 15 (14 borne-off units and NCROSS).
+_RACE_EXTRA_UNITS = np.r_[RACE_SIZE // 2 - 15 : RACE_SIZE // 2, RACE_SIZE - 15 : RACE_SIZE]
+
+
 def extended_gnubg(boards: np.ndarray, *, compiled: bool | None = None) -> np.ndarray:
     """``extended``'s 219 units and gnubg's 50 expert-feature units (see the module docstring).
 
@@ -588,13 +589,10 @@ def extended_race(boards: np.ndarray, *, compiled: bool | None = None) -> np.nda
         InvalidPositionError: wrong shape or values, or not a race (a checker on a 24-point or bar).
     """
     b = as_batch(boards)
-    race = race_inputs(b, compiled=compiled)
-    out = np.empty((b.shape[0], 219 + 2 * _RACE_SIDE_EXTRA), dtype=np.float32)
+    race = race_inputs(b, compiled=compiled)  # first: it refuses a board that is not a race
+    out = np.empty((b.shape[0], 219 + _RACE_EXTRA_UNITS.size), dtype=np.float32)
     out[:, :219] = extended(b, compiled=compiled)
-    half = RACE_SIZE // 2
-    for side in range(2):
-        out[:, 219 + side * _RACE_SIDE_EXTRA : 219 + (side + 1) * _RACE_SIDE_EXTRA] = race[
-            :, (side + 1) * half - _RACE_SIDE_EXTRA : (side + 1) * half]
+    out[:, 219:] = race[:, _RACE_EXTRA_UNITS]
     return out
 
 

@@ -113,6 +113,7 @@ from bgai.serve.limits import (
     http_server_config,
 )
 from bgai.serve.public import model_info, public_bot
+from bgai.util.integers import is_decimal
 from bgai.util.threads import limit_threads
 
 __all__ = ["create_app", "serve_http", "STATIC_DIR", "MAX_QUOTE", "MAX_MESSAGE"]
@@ -333,9 +334,6 @@ def _state_json(req: PositionRequest) -> dict:
     }
 
 
-_DECIMAL_RE = re.compile(r"[+-]?[0-9]+", re.ASCII)
-
-
 def _decimal(value: object) -> object:
     """An integer query parameter as written: ASCII decimal digits with an optional sign, nothing else (pydantic's
     lax mode would also read ``1_0`` as 10, `` 10 ``, ``10.0``); the number itself is pydantic's to check.
@@ -343,7 +341,7 @@ def _decimal(value: object) -> object:
     Raises:
         PydanticCustomError: ``int_parsing`` (``"<param>: expected an integer, got '1_0'"``).
     """
-    if isinstance(value, str) and not _DECIMAL_RE.fullmatch(value):
+    if isinstance(value, str) and not is_decimal(value):
         raise PydanticCustomError("int_parsing", "Input should be a valid integer")
     return value
 

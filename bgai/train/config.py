@@ -452,8 +452,9 @@ class TrainConfig:
         self.run.validate()
         self.section.validate()
         if self.algorithm == "td" and get_encoder(self.model.encoding).races_only:
+            every = ", ".join(name for name, enc in ENCODERS.items() if not enc.races_only)
             raise ConfigError(f"config key 'encoding': {self.model.encoding!r} takes race positions only; self-play "
-                              "needs an encoding of every position (tesauro198, extended, contact, extended-gnubg)")
+                              f"needs an encoding of every position ({every})")
 
     @property
     def section(self):

@@ -366,11 +366,11 @@ class SupervisedTrainer:
     @staticmethod
     def _check_classes(entry: BundleNet) -> None:
         """A races-only encoding (:attr:`bgai.model.features.Encoder.races_only`) only on a net of races."""
-        classes = expand_classes(list(entry.classes))
-        if entry.encoder.races_only and set(classes) - {"race", "bearoff"}:
+        others = [c for c in expand_classes(list(entry.classes)) if c not in ("race", "bearoff")]
+        if entry.encoder.races_only and others:
             raise ConfigError(
                 f"config key 'encoding': {entry.encoder.name!r} takes race positions only; net {entry.name!r} "
-                f"evaluates {', '.join(c for c in classes if c not in ('race', 'bearoff'))} positions too"
+                f"evaluates {', '.join(others)} positions too"
             )
 
     def _split(self, bundle: ModelBundle, data: Dataset) -> None:

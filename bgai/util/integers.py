@@ -13,7 +13,7 @@ import numbers
 import re
 from collections.abc import Callable
 
-__all__ = ["MAX_DIGITS", "is_int", "parse_int"]
+__all__ = ["MAX_DIGITS", "is_decimal", "is_int", "parse_int"]
 
 #: Most significant digits (leading zeros aside) a field may have: no exchange format needs more, and 18 digits
 #: always fit a signed 64-bit integer.
@@ -28,6 +28,12 @@ def _shown(text: str) -> str:
     if len(text) <= _SHOWN:
         return repr(text)
     return repr(text[:_SHOWN]) + f"... ({len(text)} characters)"
+
+
+def is_decimal(text: str) -> bool:
+    """Whether ``text`` is written as :func:`parse_int` reads an integer, ``[+-]?[0-9]+`` (ASCII), whatever its
+    number of digits."""
+    return _INT_RE.fullmatch(text) is not None
 
 
 def is_int(v: object) -> bool:
