@@ -102,7 +102,7 @@ def test_report_json_and_table(tmp_path):
     assert "pubeval vs racer" in table and "95% CI" in table and "gammon %" in table
     # one duplicate pair has no interval: said so, not '+- nan'
     one = evaluate("pubeval", "racer", 2, seed=0)
-    assert math.isnan(one.ci95) and "(one sample: no interval)" in one.table() and "nan" not in one.table()
+    assert math.isnan(one.ci95) and "ppg for pubeval: +0.000 (no interval)\n" in one.table() and "nan" not in one.table()
     from bgai.train.loop import eval_line
 
     line = eval_line({"ppg": 0.5, "ci95": float("nan"), "opponent": "pubeval", "games": 2, "games_trained": 9}, "game")

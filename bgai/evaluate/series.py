@@ -129,9 +129,8 @@ class EvalReport:
         rows = [
             f"{A} vs {B}: {self.games} games ({self.mode} dice), seed {self.seed}"
             f"{partial_note(self.partial, self.interrupted, self.games, self.games_requested, 'games')}",
-            f"  ppg for {A}: {self.ppg:+.3f} " + (
-                f"+- {self.ci95:.3f} (95% CI {self.ppg - self.ci95:+.3f} .. {self.ppg + self.ci95:+.3f})"
-                if math.isfinite(self.ci95) else "(one sample: no interval)"),
+            f"  ppg for {A}: {self.ppg:+.3f} {interval_text(self.ci95)}" + (
+                f" (95% CI {self.ppg - self.ci95:+.3f} .. {self.ppg + self.ci95:+.3f})" if math.isfinite(self.ci95) else ""),
             f"  {'':<{w}}{'win %':>8}{'gammon %':>10}{'bg %':>8}",
         ]
         for name, s in ((A, self.a), (B, self.b)):
@@ -140,6 +139,14 @@ class EvalReport:
         rows.append(f"  {self.games_per_s:.1f} games/s ({self.seconds:.1f} s, {self.workers} worker(s) for "
                     f"{units} work unit(s) of up to {self.chunk_games} games)")
         return "\n".join(rows)
+
+
+def interval_text(ci95: object) -> str:
+    """``+- 0.050`` for a finite 95% half-width (ppg), ``(no interval)`` for NaN or a missing one (one duplicate
+    pair: no spread to measure)."""
+    if isinstance(ci95, (int, float)) and math.isfinite(ci95):
+        return f"+- {ci95:.3f}"
+    return "(no interval)"
 
 
 def partial_note(partial: bool, interrupted: str | None, done: int, requested: int | None, what: str) -> str:

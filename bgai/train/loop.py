@@ -44,7 +44,7 @@ import yaml
 
 from bgai.agents.neural import NeuralAgent
 from bgai.errors import BgaiError, CheckpointError, ConfigError
-from bgai.evaluate.series import evaluate
+from bgai.evaluate.series import evaluate, interval_text
 from bgai.model.bundle import (
     ModelBundle,
     bundle_file,
@@ -324,8 +324,7 @@ def eval_line(record: dict, unit: str) -> str:
     """``after 20000 games: +0.123 +- 0.050 ppg against pubeval (1000 duplicate-dice games)``."""
     done = record.get(f"{unit}s_trained", 0)
     ci95 = record.get("ci95")
-    ci = f"+- {ci95:.3f} " if isinstance(ci95, (int, float)) and math.isfinite(ci95) else "(no interval) "
-    return (f"after {done} {unit}s: {record['ppg']:+.3f} {ci}ppg against "
+    return (f"after {done} {unit}s: {record['ppg']:+.3f} {interval_text(ci95)} ppg against "
             f"{record['opponent']} ({record['games']} duplicate-dice games)")
 
 
