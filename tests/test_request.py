@@ -181,13 +181,13 @@ def test_request_params_of_the_http_api():
         ({"position_id": START, "die2": "3"}, "give both die1 and die2"),
         ({"position_id": START, "cube_value": "2"}, "has an owner"),
         ({"xgid": START_XGID, "cube_value": "2", "cube_owner": "opponent"}, "not both"),
-        ({"position_id": START, "cube_owner": "mine"}, "cube_owner must be"),
+        ({"position_id": START, "cube_owner": "mine"}, "cube_owner: expected centred"),
         ({"xgid": "nonsense"}, "XGID"),
         ({"position_id": f"{START}:cAkAAAAAAAAA", "match_id": "cAkAAAAAAAAA"},
          "position_id=POSITION_ID:MATCH_ID or match_id=MATCH_ID, not both"),
         ({"position_id": START, "die1": "3_0", "die2": "1"}, "dice must be integers 1..6, got die1='3_0'"),
         ({"position_id": START, "die1": " 3", "die2": "1"}, "dice must be integers 1..6, got die1=' 3'"),
-        ({"position_id": START, "cube_value": "0_2", "cube_owner": "opponent"}, "cube_value must be 1, 2, 4"),
+        ({"position_id": START, "cube_value": "0_2", "cube_owner": "opponent"}, "cube_value: expected an integer 1, 2, 4"),
     ]:
         with pytest.raises(Exception, match=fragment):
             read_request_params(params)

@@ -156,7 +156,7 @@ def test_wildbg_compatible_move(pubeval):
         (f"/api/cube?position_id={START}&dice=31", 400, "cube decisions are made before rolling"),
         (f"/api/evaluate?position_id={START}", 409, "gives no probabilities"),
         (f"/api/cube?position_id={START}&cube_value=3&cube_owner=opponent", 400, "power of two"),
-        (f"/api/cube?position_id={START}&cube_value=2&cube_owner=mine", 400, "cube_owner must be"),
+        (f"/api/cube?position_id={START}&cube_value=2&cube_owner=mine", 400, "cube_owner: expected centred"),
         (f"/api/cube?position_id={START}&cube_value=2", 400, "has an owner"),
         (f"/api/cube?position_id={START}&cube_value=2&cube_owner=opponent&match_id=cAkAAAAAAAAA", 400, "not both"),
         (f"/api/cube?position_id={START}&jacoby=perhaps", 400, "jacoby: expected true or false, got 'perhaps'"),

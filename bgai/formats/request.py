@@ -377,16 +377,16 @@ def _params_cube(params: Mapping[str, str]) -> CubeState:
     try:
         value = _plain_int(cv)
     except ValueError:
-        raise PositionRequestError(f"cube_value must be 1, 2, 4, ..., got {quote_input(cv)}") from None
+        raise PositionRequestError(f"cube_value: expected an integer 1, 2, 4, 8, ..., got {quote_input(cv)}") from None
     owner_text = params.get("cube_owner", "centred")
     if owner_text not in _OWNERS:
         raise PositionRequestError(
-            f"cube_owner must be centred, on_roll or opponent, got {quote_input(owner_text)}")
+            f"cube_owner: expected centred, on_roll or opponent, got {quote_input(owner_text)}")
     jac = str(params.get("jacoby", "true")).lower()
     if jac not in _TRUE + _FALSE:
-        raise PositionRequestError(f"jacoby must be true or false, got {quote_input(jac)}")
+        raise PositionRequestError(f"jacoby: expected true or false, got {quote_input(jac)}")
     try:
         return CubeState(cube_value=value, owner=_OWNERS[owner_text], jacoby=jac in _TRUE)
     except MatchStateError as exc:
-        raise PositionRequestError(f"cube: {exc}") from None
+        raise PositionRequestError(f"cube_value: {exc}") from None
 
