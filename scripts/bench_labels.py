@@ -28,8 +28,9 @@ import time
 import numpy as np
 
 from bgai.agents.registry import make_agent
-from bgai.analysis.rollout import rollout_position, rollout_positions, single_thread
+from bgai.analysis.rollout import rollout_position, rollout_positions
 from bgai.train.labels import LabelSettings, parse_classes, position_seed, sample_positions, shard_seed
+from bgai.util.threads import single_thread
 
 
 def main() -> None:

@@ -75,7 +75,7 @@ import time
 import numpy as np
 
 from bgai.agents.registry import make_agent
-from bgai.analysis.rollout import RolloutPolicy, run_unit, single_thread
+from bgai.analysis.rollout import RolloutPolicy, run_unit
 from bgai.core.board import flip, starting_board
 from bgai.core.equity import cubeless_equity, swap_perspective
 from bgai.core.movegen import legal_plays
@@ -84,7 +84,7 @@ from bgai.errors import BgaiError
 from bgai.game.play import finish_games
 from bgai.model.classes import CLASS_CONTACT, CLASS_CRASHED, CLASS_NAMES, CLASS_RACE, classify
 from bgai.util.fileio import atomic_write, atomic_write_json, file_sha256
-from bgai.util.threads import limit_threads
+from bgai.util.threads import limit_threads, single_thread
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FORMAT = "bgai-strength-bench"

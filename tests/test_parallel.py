@@ -220,3 +220,30 @@ def test_cubeful_units_sized_too():
     assert r.unit_size == 10 and "4 work unit(s) of up to 10 games" in r.table()
     r = evaluate_cubeful("pubeval", "racer", 40, 2)
     assert r.unit_size == 40 and "1 work unit(s) of up to 40 games" in r.table()
+
+
+def _threads(context, unit):
+    """torch's and BLAS's thread counts while a unit runs."""
+    import torch
+    from threadpoolctl import threadpool_info
+
+    blas = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+    return torch.get_num_threads(), blas
+
+
+def test_units_run_in_this_process_single_threaded_and_the_counts_come_back():
+    # one worker runs the units here with one torch and one BLAS thread, as each worker process does (two
+    # processes' spinning second threads made `bgai label --workers 1` 5x slower on 2 cores), then restores both
+    import torch
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    with threadpool_limits(2, user_api="blas"):
+        old = torch.get_num_threads()
+        torch.set_num_threads(2)
+        try:
+            run = run_units(_threads, [(0, 0), (0, 1)], workers=1, context={})
+            assert [run.results[i] for i in (0, 1)] == [(1, [1] * len(run.results[0][1]))] * 2
+            assert torch.get_num_threads() == 2
+            assert all(p["num_threads"] == 2 for p in threadpool_info() if p["user_api"] == "blas")
+        finally:
+            torch.set_num_threads(old)

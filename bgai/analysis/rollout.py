@@ -60,7 +60,7 @@ and first roll): each distinct position and roll is played, and each distinct po
 :func:`bgai.util.parallel.run_units` (:func:`run_rollout_unit`): in this process, in ``workers`` local worker
 processes, or on a Ray cluster (``backend='ray'``); the agent (its spec, or the pickled agent), the roots and the
 settings travel once per job (:func:`rollout_context`, built once per worker), a unit is just its trial range;
-the units, and so the results, do not depend on the worker count or the backend.  Evaluations run single-threaded (:func:`single_thread`), in this process as in the workers.
+the units, and so the results, do not depend on the worker count or the backend.  Evaluations run single-threaded (:func:`bgai.util.threads.single_thread`), in this process as in the workers.
 
 Statistics: the mean over trials, and standard errors ``std(ddof=1) / sqrt(trials)`` treating trials as
 independent (as GNU Backgammon reports them; with stratified dice this overstates the error: against GNU
@@ -75,18 +75,12 @@ from __future__ import annotations
 
 import base64
 import math
-import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-
-try:  # part of the 'train' extra; without it BLAS keeps its own thread count
-    from threadpoolctl import threadpool_limits
-except ModuleNotFoundError:  # pragma: no cover - numpy-only installs
-    threadpool_limits = None
 
 from bgai.agents.base import Agent, ProbabilityAgent, best_k_per_input, best_per_input
 from bgai.agents.gnubg import GnubgAgent, import_gnubg_nn
@@ -101,6 +95,7 @@ from bgai.game.play import MAX_PLIES, finish_games
 from bgai.model.routing import all_home
 from bgai.util.journal import Journal
 from bgai.util.parallel import run_units
+from bgai.util.threads import single_thread
 
 __all__ = [
     "GnubgOnePly",
@@ -121,7 +116,6 @@ __all__ = [
     "rollout_positions",
     "run_rollout_unit",
     "run_unit",
-    "single_thread",
     "trial_dice",
     "trial_keys",
 ]
@@ -710,26 +704,6 @@ def _payload(agent: Agent):
 
 
 ProgressFn = Callable[[int, int, float, float], None]
-
-
-@contextmanager
-def single_thread() -> Iterator[None]:
-    """Run the block with one torch thread (if torch is loaded) and one BLAS thread, then restore both.
-
-    Rollouts evaluate many small batches, which run fastest single-threaded (a second thread mostly spins, see
-    :mod:`bgai.util.threads`); parallelism comes from ``workers``.  It also makes the arithmetic the same in this process
-    as in the (single-threaded) worker processes, so results do not depend on the worker count.
-    """
-    torch = sys.modules.get("torch")
-    old = torch.get_num_threads() if torch is not None else None
-    with threadpool_limits(1, user_api="blas") if threadpool_limits is not None else nullcontext():
-        if torch is not None:
-            torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            if torch is not None:
-                torch.set_num_threads(old)
 
 
 def _encode_outcomes(res: np.ndarray) -> dict:

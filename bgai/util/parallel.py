@@ -8,7 +8,8 @@ results are the same for any number of workers, any order of completion and any 
 must be module-level functions (they are sent to the workers by reference).
 
 Backends (``backend=``): ``'local'`` (the default): ``workers == 1`` runs the units one after the other in this
-process (with ``context`` if given, else ``setup(*setup_args)``); ``workers > 1`` runs them in worker processes,
+process (with ``context`` if given, else ``setup(*setup_args)``; torch and BLAS single-threaded meanwhile,
+:func:`bgai.util.threads.single_thread`); ``workers > 1`` runs them in worker processes,
 each running ``setup`` once (then torch and BLAS limited to one thread, :func:`bgai.util.threads.limit_threads`) and
 then one unit at a time as the parent hands them out over a pipe. The workers are forked where that is safe
 (:func:`start_method`: POSIX, torch not loaded, no other thread running), which saves each one Python's start-up and
@@ -47,7 +48,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from bgai.errors import BgaiError
 from bgai.util.jit import load_kernels, loaded_kernels
-from bgai.util.threads import limit_threads
+from bgai.util.threads import limit_threads, single_thread
 
 __all__ = ["UnitRun", "WorkerDied", "run_units", "unit_size", "register_backend", "BACKENDS", "start_method"]
 
@@ -309,8 +310,9 @@ def _run_local(fn: Fn, units: Sequence, run: UnitRun, collect: OnResult, *, setu
     if run.workers == 1:
         if context is None and setup is not None:
             context = setup(*setup_args)
-        for i, unit in enumerate(units):
-            collect(i, fn(context, unit))
+        with single_thread():  # as in the workers (after the context is built: the libraries it loads are limited)
+            for i, unit in enumerate(units):
+                collect(i, fn(context, unit))
         return
     workers = _Workers(run.workers, setup, setup_args)
     try:
