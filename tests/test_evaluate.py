@@ -107,6 +107,16 @@ def test_report_json_and_table(tmp_path):
 
     line = eval_line({"ppg": 0.5, "ci95": float("nan"), "opponent": "pubeval", "games": 2, "games_trained": 9}, "game")
     assert line == "after 9 games: +0.500 (no interval) ppg against pubeval (2 duplicate-dice games)"
+    # and the progress bar's note of the last evaluation
+    from types import SimpleNamespace
+
+    from bgai.train.loop import Console
+
+    console = Console(False, SimpleNamespace(unit="game"), None)
+    console.evaluation({"ppg": 0.5, "ci95": float("nan"), "opponent": "pubeval"}, 9)
+    assert console.last_eval == "vs pubeval +0.500 (no interval) @ 9"
+    console.evaluation({"ppg": 0.5, "ci95": 0.0625, "opponent": "pubeval"}, 9)
+    assert console.last_eval == "vs pubeval +0.500 +- 0.062 @ 9"
 
 
 @pytest.mark.parametrize(

@@ -353,7 +353,7 @@ class Console:
         self.bar.update(min(done, self.bar.total) - self.bar.n)
 
     def evaluation(self, record: dict, done: int) -> None:
-        self.last_eval = f"vs {record['opponent']} {record['ppg']:+.3f}+-{record['ci95']:.3f} @ {done}"
+        self.last_eval = f"vs {record['opponent']} {record['ppg']:+.3f} {interval_text(record.get('ci95'))} @ {done}"
         if self.bar is not None:
             self.bar.set_postfix_str(", ".join(t for t in (self.rate, self.last_eval) if t))
         if self.lines is not None:
