@@ -235,7 +235,7 @@ def test_progress_bar_shows_one_rate_and_the_final_evaluation(tmp_path, capsys):
     evals = [json.loads(line) for line in (out / "evals.jsonl").read_text().splitlines()]
     final = evals[-1]
     last_bar = [s for s in re.split(r"[\r\n]", err) if "|" in s and "/24" in s][-1]
-    assert f"vs pubeval {final['ppg']:+.3f}+-{final['ci95']:.3f} @ {final['games_trained']}" in last_bar
+    assert f"vs pubeval {final['ppg']:+.3f} +- {final['ci95']:.3f} @ {final['games_trained']}" in last_bar
 
 
 def test_the_evaluation_plays_the_snapshot_file_just_written(tmp_path, monkeypatch):
