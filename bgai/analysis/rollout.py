@@ -77,7 +77,6 @@ import base64
 import math
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -762,10 +761,10 @@ def _execute(policy: RolloutPolicy, roots: np.ndarray, settings: RolloutSettings
     t0 = time.perf_counter()
     try:
         if todo:
-            with single_thread() if used == 1 else nullcontext():
-                run = run_units(run_rollout_unit, [units[u] for u in todo], workers=workers, setup=rollout_context,
-                                setup_args=(_payload(policy.agent), policy.ply, roots, kwargs),
-                                context=(policy, roots, kwargs), backend=backend, on_result=collect)
+            # (one worker: run_units runs the units here single-threaded, as the worker processes run them)
+            run = run_units(run_rollout_unit, [units[u] for u in todo], workers=workers, setup=rollout_context,
+                            setup_args=(_payload(policy.agent), policy.ply, roots, kwargs),
+                            context=(policy, roots, kwargs), backend=backend, on_result=collect)
             partial = not run.complete
     except KeyboardInterrupt:  # raised by the progress callback, or by a caller's own SIGINT handler
         partial = True
