@@ -59,6 +59,8 @@ Usage::
 
     nice -n 10 python scripts/make_strength_benchmark.py --per-class 100            # build / resume
     nice -n 10 python scripts/make_strength_benchmark.py --per-class 400            # grow it later
+    nice -n 10 python scripts/make_strength_benchmark.py --classes race --seed 2 --per-class 1000 \
+        --out data/bench/race-v1                                                    # race decisions only
 """
 
 from __future__ import annotations
@@ -271,10 +273,14 @@ def main(argv=None) -> int:
     ap.add_argument("--per-class", type=int, default=100, help="target decisions per class (rounds of --round-size)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--round-size", type=int, default=25, help="decisions per class per shard")
+    ap.add_argument("--classes", nargs="+", choices=[CLASS_NAMES[c] for c in CLASSES],
+                    default=[CLASS_NAMES[c] for c in CLASSES],
+                    help="classes to sample (default: all three); e.g. --classes race for a race-only benchmark")
     ap.add_argument("--labels", default=os.path.join(ROOT, "data", "labels", "*", "shard-*.npz"),
                     help="glob of training label shards whose positions are kept out")
     args = ap.parse_args(argv)
     globals()["ROUND_SIZE"] = args.round_size
+    globals()["CLASSES"] = tuple(c for c in CLASSES if CLASS_NAMES[c] in args.classes)
     limit_threads(1)
     os.makedirs(args.out, exist_ok=True)
     rel_labels = os.path.relpath(args.labels, ROOT) if os.path.isabs(args.labels) else args.labels

@@ -85,6 +85,45 @@ def test_exploring_label_games_make_other_legal_games_and_record_the_setting(tmp
                  "--keep", "1", "--classes", "race", "--shards", "1", "--explore", "0.2"]) == 2
 
 
+def test_exploring_plays_by_other_agents_follow_those_agents_and_are_recorded(tmp_path):
+    base = dict(model=MODEL, kind="ply1", seed=11, games_per_shard=2, keep=1.0)
+    # one explorer 'random' draws exactly as the default (uniformly random plays)
+    np.testing.assert_array_equal(_games_positions(LabelSettings(**base, explore=0.5)),
+                                  _games_positions(LabelSettings(**base, explore=0.5, explorers=("random",))))
+    # nearly every play by pubeval: the games are pubeval's (each next position is pubeval's play of some roll)
+    games = _games_positions(LabelSettings(**base, explore=0.99, explorers=("pubeval",)))
+    np.testing.assert_array_equal(games, _games_positions(LabelSettings(**base, explore=0.99,
+                                                                        explorers=("pubeval",))))
+    pubeval, rng = make_agent("pubeval"), np.random.default_rng(0)
+    dice = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)])
+    linked = by_pubeval = 0
+    for i in range(40):
+        nxt = encode_position_ids(games[i + 1 : i + 2])[0]
+        if nxt not in _successors(games[i]):
+            continue  # a new game starts
+        linked += 1
+        own = pubeval.choose(np.repeat(games[i][None], len(dice), axis=0), dice, rng)
+        by_pubeval += nxt in set(encode_position_ids(own[:, ::-1]))
+    assert linked >= 37 and by_pubeval >= linked - 2
+    # two explorers: both play (the mix differs from either alone), seeded
+    mix = LabelSettings(**base, explore=0.6, explorers=("racer", "random"))
+    np.testing.assert_array_equal(_games_positions(mix), _games_positions(mix))
+    for e in ("racer", "random"):
+        alone = _games_positions(LabelSettings(**base, explore=0.6, explorers=(e,)))
+        assert alone.shape != _games_positions(mix).shape or not np.array_equal(alone, _games_positions(mix))
+    with pytest.raises(LabelError, match="give explore > 0"):
+        LabelSettings(**base, explorers=("pubeval",)).check()
+    with pytest.raises(LabelError, match="distinct agent specs"):
+        LabelSettings(**base, explore=0.1, explorers=("pubeval", "pubeval")).check()
+    assert "explorers" not in LabelSettings(**base, explore=0.1).record()
+    assert main(["label", str(tmp_path / "p"), "--model", MODEL, "--seed", "7", "--games", "2", "--shards", "1",
+                 "--explore", "0.3", "--explore-with", "pubeval,random"]) == 0
+    settings = json.loads((tmp_path / "p" / "dataset.json").read_text())["settings"]
+    assert settings["explorers"] == ["pubeval", "random"] and settings["explore"] == 0.3
+    assert main(["label", str(tmp_path / "q"), "--model", MODEL, "--shards", "1", "--explore", "0.3",
+                 "--explore-with", "nosuchbot"]) == 2
+
+
 def _config(data, **sup) -> TrainConfig:
     s = {"data": data, "epochs": 3, "batch_size": 32, "patience": 0, "lr": 3e-3, "lr_end": 3e-4}
     s.update(sup)

@@ -40,6 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--explore", type=float, default=0.0,
                    help="probability that a play of the sampling games is a random legal play (default 0: the "
                    "model's self-play)")
+    p.add_argument("--explore-with", default=None, metavar="AGENT[,AGENT...]",
+                   help="agents that make the exploring plays, one drawn per play (default: random), e.g. "
+                   "pubeval,racer,blocker,random for positions as varied as games between different bots")
     p.add_argument("--seed", type=seed_type, default=1, help="seed (default 1)")
     p.add_argument("--workers", type=positive_int, default=1, help="processes (default 1); shards do not depend on it")
     add_ray_option(p)
@@ -54,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
     settings = LabelSettings(model=resolve_spec(args.model), kind=args.kind, seed=args.seed,
                              games_per_shard=args.games, keep=args.keep, disagree=args.disagree,
                              trials=args.trials, truncate=args.truncate, explore=args.explore,
+                             explorers=tuple(e.strip() for e in args.explore_with.split(","))
+                             if args.explore_with is not None else (),
                              classes=parse_classes(args.classes) if args.classes is not None else ())
     t0 = time.perf_counter()
 

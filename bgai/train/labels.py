@@ -14,7 +14,9 @@ test and the keep draw apply to the same positions, so a job without ``classes``
 ``explore`` > 0: each play of those games is a uniformly random legal play (:class:`bgai.agents.random.RandomAgent`)
 with that probability instead of the model's, so that the positions vary beyond the model's own self-play, as the
 strength benchmark's games do; the random draws come from the shard's agent stream, so a job with ``explore`` 0
-samples as before).
+samples as before; ``explorers``: agent specs whose plays replace the model's instead of random plays, one drawn
+uniformly for each replaced play, e.g. ``('pubeval', 'racer', 'blocker', 'random')`` for positions as varied as
+the strength benchmark's games between different bots).
 So a shard is a pure function of (model, settings, seed, shard index): shards can be made in any order, by any
 number of workers, on any machine, and a stopped job resumes by making the shards that are missing.
 
@@ -104,6 +106,8 @@ class LabelSettings:
         truncate: rollout truncation in plies (``kind='rollout'``; 0 = play to the end).
         explore: probability that a play of the sampling games is a uniformly random legal play instead of the
             model's (0 <= explore < 1; 0 = the model's self-play).
+        explorers: agent specs (:func:`bgai.agents.registry.make_agent`) that make the exploring plays, one drawn
+            uniformly per play; empty = ``('random',)`` (uniformly random legal plays).  Needs ``explore`` > 0.
         classes: keep only positions of these classes (names of :data:`bgai.model.classes.CLASS_NAMES` but
             ``over``, in class order; :func:`parse_classes`); empty = every class.
         batched: rollout labelling scheme (module docstring): True = the shard's positions together, False = one
@@ -122,6 +126,7 @@ class LabelSettings:
     classes: tuple[str, ...] = ()
     batched: bool | None = None
     explore: float = 0.0
+    explorers: tuple[str, ...] = ()
 
     def check(self) -> None:
         """Raises LabelError naming the first bad field."""
@@ -139,6 +144,11 @@ class LabelSettings:
             raise LabelError("rollout labels need trials >= 1")
         if not 0 <= self.explore < 1:
             raise LabelError(f"explore must be in [0, 1), got {self.explore}")
+        if self.explorers and not self.explore:
+            raise LabelError("explorers make the exploring plays: give explore > 0 too")
+        if any(not isinstance(e, str) or not e.strip() for e in self.explorers) or \
+                len(set(self.explorers)) != len(self.explorers):
+            raise LabelError(f"explorers must be distinct agent specs, got {list(self.explorers)!r}")
         if self.classes and tuple(self.classes) != parse_classes(",".join(self.classes)):
             raise LabelError(f"classes must be distinct class names in class order, got {self.classes!r}")
 
@@ -148,6 +158,9 @@ class LabelSettings:
         d = asdict(self)
         if not self.explore:
             del d["explore"]
+        d["explorers"] = list(self.explorers)
+        if not self.explorers:
+            del d["explorers"]
         d["classes"] = list(self.classes)
         if not self.classes:
             del d["classes"]
@@ -218,19 +231,27 @@ def shard_seed(seed: int, shard: int) -> int:
 
 
 class _Exploring(Agent):
-    """``agent``'s plays, each replaced by a uniformly random legal play with probability ``p`` (one uniform draw per
-    position from the rng of :meth:`choose`, then the random play's draws)."""
+    """``agent``'s plays, each replaced with probability ``p`` by the play of one of ``explorers`` (default: a
+    uniformly random legal play).  Draws from the rng of :meth:`choose`: one uniform per position; with several
+    explorers, then one explorer index per replaced play; then the explorers' own draws, in explorer order."""
 
     name = "exploring"
 
-    def __init__(self, agent: Agent, p: float):
-        self.agent, self.p, self.random = agent, p, RandomAgent()
+    def __init__(self, agent: Agent, p: float, explorers: list[Agent] | None = None):
+        self.agent, self.p, self.explorers = agent, p, explorers or [RandomAgent()]
 
     def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         plays = np.array(self.agent.choose(boards, dice, rng), dtype=np.int8, copy=True)
-        wild = rng.random(len(plays)) < self.p
-        if wild.any():
-            plays[wild] = self.random.choose(np.asarray(boards)[wild], np.asarray(dice)[wild], rng)
+        wild = np.flatnonzero(rng.random(len(plays)) < self.p)
+        if not wild.size:
+            return plays
+        boards, dice = np.asarray(boards), np.asarray(dice)
+        pick = rng.integers(len(self.explorers), size=wild.size) if len(self.explorers) > 1 \
+            else np.zeros(wild.size, dtype=np.int64)
+        for j, explorer in enumerate(self.explorers):
+            rows = wild[pick == j]
+            if rows.size:
+                plays[rows] = explorer.choose(boards[rows], dice[rows], rng)
         return plays
 
 
@@ -244,7 +265,8 @@ def sample_positions(agent: Agent, settings: LabelSettings, shard: int) -> np.nd
     ss = np.random.SeedSequence(settings.seed, spawn_key=(5, shard))
     game_ss, agent_ss, keep_ss = ss.spawn(3)
     dice = [np.random.default_rng(s) for s in game_ss.spawn(settings.games_per_shard)]
-    player = _Exploring(agent, settings.explore) if settings.explore else agent
+    explorers = [make_agent(e) for e in settings.explorers]
+    player = _Exploring(agent, settings.explore, explorers) if settings.explore else agent
     res = play_games((player, player), dice, np.random.default_rng(agent_ss), record=True)
     boards = np.concatenate([r.positions() for r in res.records])
     boards = boards[~is_game_over(boards)]
