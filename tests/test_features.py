@@ -242,3 +242,49 @@ def test_extended_race_is_extended_then_gnubgs_race_units():
     assert not x[1, 219:234].any() and list(np.flatnonzero(x[1, 234:249])) == [2]
     with pytest.raises(InvalidPositionError, match="race"):
         enc(starting_board())
+
+
+def test_extended_race_db_adds_the_bearoff_databases_rolls_for_a_side_all_home():
+    """extended-race-db = extended-race's 249 units, then 11 units per side (side on roll first): home, P(all off
+    within k rolls) for k = 1..8, P(first checker off within k rolls) for k = 1, 2; values worked out by hand."""
+    from math import comb
+
+    enc = get_encoder("extended-race-db")
+    assert enc.size == 271 and enc.extends == "extended-race" and enc.races_only
+    assert enc.starts_with("extended") and enc.starts_with("tesauro198")
+    b = np.zeros((3, 2, 25), dtype=np.int8)
+    # board 0: side on roll 3 on its 2-point and 1 on its 3-point (11 off); opponent 14 on its ace, 1 on its 13-point
+    b[0, 0, [1, 2]] = [3, 1]
+    b[0, 1, [0, 12]] = [14, 1]
+    # board 1: side on roll one checker on its 6-point (14 off); opponent 15 on its ace point (none off)
+    b[1, 0, 5] = 1
+    b[1, 1, 0] = 15
+    # board 2: side on roll 15 on its ace point; opponent one checker on its 7-point (not home)
+    b[2, 0, 0] = 15
+    b[2, 1, 6] = 1
+    x = enc(b)
+    np.testing.assert_array_equal(x[:, :249], get_encoder("extended-race")(b))
+    me, opp = x[:, 249:260], x[:, 260:271]
+    # board 0: only 3-3, 4-4, 5-5 and 6-6 bear all four off in one roll (2-2 leaves a checker on the ace); a
+    # checker is off already, so the first-off units are 1; the opponent has a checker outside: all 0
+    assert me[0, 0] == 1 and me[0, 1] == pytest.approx(4 / 36)
+    assert me[0, 2] == pytest.approx(0.598, abs=0.001) and me[0, 2] < me[0, 3] <= 1.0
+    assert list(me[0, 9:]) == [1, 1] and not opp[0].any()
+    # board 1: one checker on the 6-point is off in one roll with 27 of 36 (the 22 non-doubles summing to 6 or
+    # more, and 2-2 to 6-6), in two rolls always
+    assert me[1, 1] == pytest.approx(27 / 36) and list(me[1, 2:9]) == [1.0] * 7
+    # the opponent's 15 on the ace: a non-double bears off 2, a double 4; all 15 off within k rolls needs
+    # 2k + 2d >= 15 with d doubles among k rolls; the first checker is off with any roll
+    p = 1 / 6
+
+    def at_least(d, k):
+        return sum(comb(k, j) * p**j * (1 - p) ** (k - j) for j in range(d, k + 1))
+
+    want = [0.0, 0.0, 0.0, at_least(4, 4), at_least(3, 5), at_least(2, 6), at_least(1, 7), 1.0]
+    assert opp[1, 0] == 1
+    np.testing.assert_allclose(opp[1, 1:9], want, atol=1e-6)
+    assert list(opp[1, 9:]) == [1, 1]
+    np.testing.assert_allclose(me[2, 1:9], want, atol=1e-6)  # the same side on roll
+    assert not opp[2].any()
+    with pytest.raises(InvalidPositionError, match="race"):
+        enc(starting_board())

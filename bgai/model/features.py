@@ -50,6 +50,21 @@ model is always fed the inputs it was trained on (:func:`check_encoding` refuses
     for each side, opponent first, its 14 borne-off units and ``NCROSS`` (``race``'s units 92..106 and 199..213).
     Races only, as ``race``; it extends ``extended`` as ``extended-gnubg`` does.
 
+``extended-race-db`` (version 1, 271 units)
+    ``extended-race``'s 249 units followed by 11 units per side (side on roll first) from the exact one-sided
+    bear-off database (:mod:`bgai.model.bearoff`), so that a race net sees how many rolls a side that has all its
+    checkers home needs, which decides most gammons of lopsided races:
+
+    1. home: 1 if all the side's checkers are on its home points 1..6 or borne off (a position of the database),
+       else 0;
+    2. to 9. P(the side bears off all its checkers within k rolls) for k = 1..8 (the database's ``off``
+       distribution, playing to bear off in the fewest expected rolls); 0 when the side is not home;
+    10. and 11. P(the side bears off its first checker within k rolls) for k = 1, 2 (the ``first_off``
+       distribution: 1 when a checker is off already); 0 when the side is not home.
+
+    Races only, as ``race``; it extends ``extended-race``.  A new unit of information, not of GNU Backgammon's
+    race net (whose inputs do not include the database's values).
+
 ``race`` (version 1, 214 units) and ``contact`` (version 1, 250 units)
     GNU Backgammon's race-net and contact-net inputs (4 units per point and side, and gnubg's expert features
     OFF1..BACKRESCAPES), laid out exactly as gnubg's ``eval.c`` lays them out: see
@@ -84,6 +99,8 @@ __all__ = [
     "extended",
     "extended_gnubg",
     "extended_race",
+    "extended_race_db",
+    "bearoff_units",
     "escape_table",
 ]
 
@@ -596,6 +613,66 @@ def extended_race(boards: np.ndarray, *, compiled: bool | None = None) -> np.nda
     return out
 
 
+#: Rolls k of the units P(all off within k rolls) and P(first checker off within k rolls) of ``extended-race-db``.
+BEAROFF_ALL_ROLLS = 8
+BEAROFF_FIRST_ROLLS = 2
+#: Units per side of :func:`bearoff_units`: home, then the two cumulative distributions.
+BEAROFF_UNITS = 1 + BEAROFF_ALL_ROLLS + BEAROFF_FIRST_ROLLS
+
+
+def bearoff_units(boards: np.ndarray) -> np.ndarray:
+    """The 22 bear-off-database units of ``extended-race-db`` (module docstring), side on roll first.
+
+    Args:
+        boards: ``(N, 2, 25)`` (or ``(2, 25)``) int8, side on roll in row 0.
+
+    Returns:
+        ``(N, 22)`` float32: per side, home (0/1), P(all off within k rolls) for k = 1..8, P(first checker off
+        within k rolls) for k = 1, 2; a side with a checker outside its home board has all 11 units 0.
+
+    Raises:
+        InvalidPositionError: wrong shape or values.
+    """
+    from bgai.model.bearoff import get_database, position_index  # the database is built on first use
+
+    b = as_batch(boards)
+    _check_counts(b)
+    n = b.shape[0]
+    out = np.zeros((n, 2, BEAROFF_UNITS), dtype=np.float32)
+    home = b[:, :, 6:].sum(axis=2) == 0  # (N, 2): nothing on points 7..24 or the bar
+    if home.any():
+        db = get_database()
+        rows, sides = np.nonzero(home)
+        idx = position_index(b[rows, sides, :6])
+        all_off = np.cumsum(db.off[idx, 1 : BEAROFF_ALL_ROLLS + 1], axis=1) + db.off[idx, :1]
+        first = np.cumsum(db.first_off[idx, : BEAROFF_FIRST_ROLLS + 1], axis=1)[:, 1:]
+        out[rows, sides, 0] = 1.0
+        out[rows, sides, 1 : 1 + BEAROFF_ALL_ROLLS] = np.minimum(all_off, 1.0)
+        out[rows, sides, 1 + BEAROFF_ALL_ROLLS :] = np.minimum(first, 1.0)
+    return out.reshape(n, 2 * BEAROFF_UNITS)
+
+
+def extended_race_db(boards: np.ndarray, *, compiled: bool | None = None) -> np.ndarray:
+    """``extended-race``'s 249 units and the 22 bear-off-database units (:func:`bearoff_units`).
+
+    Args:
+        boards: ``(N, 2, 25)`` (or ``(2, 25)``) int8, side on roll in row 0; races only.
+        compiled: as :func:`extended` (the ``extended-race`` part; bit-identical either way).
+
+    Returns:
+        ``(N, 271)`` float32.
+
+    Raises:
+        InvalidPositionError: wrong shape or values, or not a race (a checker on a 24-point or bar).
+    """
+    b = as_batch(boards)
+    first = extended_race(b, compiled=compiled)  # first: it refuses a board that is not a race
+    out = np.empty((b.shape[0], first.shape[1] + 2 * BEAROFF_UNITS), dtype=np.float32)
+    out[:, : first.shape[1]] = first
+    out[:, first.shape[1] :] = bearoff_units(b)
+    return out
+
+
 def _check_counts(b: np.ndarray) -> None:
     # cheap range check so the lookup tables cannot be indexed out of bounds (full validation is board.validate)
     if b.size and (b.min() < 0 or b.max() > 15):
@@ -642,6 +719,8 @@ ENCODERS: dict[str, Encoder] = {
     "contact": Encoder("contact", 1, CONTACT_SIZE, contact_inputs),
     "extended-gnubg": Encoder("extended-gnubg", 1, 269, extended_gnubg, extends="extended"),
     "extended-race": Encoder("extended-race", 1, 249, extended_race, extends="extended", races_only=True),
+    "extended-race-db": Encoder("extended-race-db", 1, 249 + 2 * BEAROFF_UNITS, extended_race_db,
+                                extends="extended-race", races_only=True),
 }
 
 
