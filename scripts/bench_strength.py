@@ -58,14 +58,14 @@ def evaluate(models, bench: Benchmark) -> dict:
     return {spec: class_error_rates(spec, bench) for spec in models}
 
 
-def table(results: dict) -> str:
-    """The side-by-side text table of :func:`evaluate`'s results."""
+def table(results: dict, classes=CLASSES) -> str:
+    """The side-by-side text table of :func:`evaluate`'s results, a column per class of ``classes``."""
     width = max(12, *(len(s) for s in results))
-    head = f"{'agent':<{width}}" + "".join(f" | {CLASS_NAMES[c] + ' ER +- SE (n, best %)':>33}" for c in CLASSES)
+    head = f"{'agent':<{width}}" + "".join(f" | {CLASS_NAMES[c] + ' ER +- SE (n, best %)':>33}" for c in classes)
     lines = [head, "-" * len(head)]
     for spec, res in results.items():
         cells = []
-        for c in CLASSES:
+        for c in classes:
             r = res[CLASS_NAMES[c]]
             extra = f", {r['outside']} out" if r["outside"] else ""
             cells.append(f"{r['er']:6.1f} +- {r['se']:4.1f} ({r['n']}, {r['best_pct']:4.1f}%{extra})")
@@ -88,6 +88,8 @@ def main(argv=None) -> int:
         bench = load_benchmark(args.data)
         if args.classes:
             bench = select(bench, np.isin(bench.arrays["cls"], [CLASS_NAMES.index(c) for c in args.classes]))
+        if not len(bench):
+            raise BgaiError(f"{args.data} has no decisions of the classes {', '.join(args.classes)}")
         results = evaluate(args.models, bench)
     except BgaiError as exc:
         print(f"bench_strength: error: {exc}", file=sys.stderr)
@@ -96,7 +98,7 @@ def main(argv=None) -> int:
     print(f"strength benchmark {os.path.relpath(args.data, ROOT) if args.data.startswith(ROOT) else args.data}: "
           + ", ".join(f"{v} {k}" for k, v in counts.items()) + " decisions")
     print("ER = 1000 x mean equity lost per decision (cubeless money), +- one standard error\n")
-    print(table(results))
+    print(table(results, [c for c in CLASSES if counts[CLASS_NAMES[c]]]))
     if args.json:
         try:
             atomic_write_json(args.json, {"data": args.data, "decisions": counts, "results": results})

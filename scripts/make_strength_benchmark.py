@@ -269,9 +269,10 @@ def write_npz(path: str, arrays: dict) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=os.path.join(ROOT, "data", "bench", "strength-v1"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "data", "bench", "strength-v1"),
+                    help="benchmark folder, built or resumed (default: data/bench/strength-v1)")
     ap.add_argument("--per-class", type=int, default=100, help="target decisions per class (rounds of --round-size)")
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=1, help="seed of the games and rollouts (default 1)")
     ap.add_argument("--round-size", type=int, default=25, help="decisions per class per shard")
     ap.add_argument("--classes", nargs="+", choices=[CLASS_NAMES[c] for c in CLASSES],
                     default=[CLASS_NAMES[c] for c in CLASSES],

@@ -115,6 +115,8 @@ def test_exploring_plays_by_other_agents_follow_those_agents_and_are_recorded(tm
         LabelSettings(**base, explorers=("pubeval",)).check()
     with pytest.raises(LabelError, match="distinct agent specs"):
         LabelSettings(**base, explore=0.1, explorers=("pubeval", "pubeval")).check()
+    with pytest.raises(LabelError, match="an empty agent name"):
+        LabelSettings(**base, explore=0.1, explorers=("pubeval", "")).check()
     assert "explorers" not in LabelSettings(**base, explore=0.1).record()
     assert main(["label", str(tmp_path / "p"), "--model", MODEL, "--seed", "7", "--games", "2", "--shards", "1",
                  "--explore", "0.3", "--explore-with", "pubeval,random"]) == 0

@@ -178,3 +178,7 @@ def test_select_keeps_the_chosen_decisions_with_their_candidates(tiny, capsys):
     assert f"0 contact, 0 crashed, {idx.size} race decisions" in out
     full = bench.evaluate(["pubeval"], tiny)["pubeval"]["race"]
     assert f"{full['er']:6.1f} +- {full['se']:4.1f} ({full['n']}" in out
+    assert "race ER" in out and "contact ER" not in out  # a column per class played
+    # a benchmark without decisions of the classes asked: one line, exit 2
+    assert bench.main(["--models", "pubeval", "--data", str(RACE / "round-0000.npz"), "--classes", "contact"]) == 2
+    assert "has no decisions of the classes contact" in capsys.readouterr().err

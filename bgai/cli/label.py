@@ -38,8 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--classes", default=None, metavar="CLASS[,CLASS...]",
                    help="keep only positions of these classes: bearoff, race, crashed, contact (default: all)")
     p.add_argument("--explore", type=float, default=0.0,
-                   help="probability that a play of the sampling games is a random legal play (default 0: the "
-                   "model's self-play)")
+                   help="probability that a play of the sampling games is an exploring play: a random legal play, "
+                   "or one of --explore-with's (default 0: the model's self-play)")
     p.add_argument("--explore-with", default=None, metavar="AGENT[,AGENT...]",
                    help="agents that make the exploring plays, one drawn per play (default: random), e.g. "
                    "pubeval,racer,blocker,random for positions as varied as games between different bots")

@@ -146,8 +146,9 @@ class LabelSettings:
             raise LabelError(f"explore must be in [0, 1), got {self.explore}")
         if self.explorers and not self.explore:
             raise LabelError("explorers make the exploring plays: give explore > 0 too")
-        if any(not isinstance(e, str) or not e.strip() for e in self.explorers) or \
-                len(set(self.explorers)) != len(self.explorers):
+        if any(not isinstance(e, str) or not e.strip() for e in self.explorers):
+            raise LabelError(f"explorers: an empty agent name in {list(self.explorers)!r}")
+        if len(set(self.explorers)) != len(self.explorers):
             raise LabelError(f"explorers must be distinct agent specs, got {list(self.explorers)!r}")
         if self.classes and tuple(self.classes) != parse_classes(",".join(self.classes)):
             raise LabelError(f"classes must be distinct class names in class order, got {self.classes!r}")
