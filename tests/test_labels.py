@@ -108,9 +108,10 @@ def test_rollout_positions_is_rollout_position_per_root():
     assert r.probabilities.shape == r.std_errors.shape == (3, 5) and r.settings.variance_reduction
     for k in range(3):
         one = rollout_position(agent, boards[k], trials=24, truncate=3, seed=11)
-        np.testing.assert_allclose(r.probabilities[k], one.probabilities, atol=1e-9)
-        np.testing.assert_allclose(r.std_errors[k], one.std_errors, atol=1e-9)
-        assert abs(r.equity[k] - one.equity) < 1e-9
+        # the same plays and dice; the net's float32 values may differ by rounding with the batch's size
+        np.testing.assert_allclose(r.probabilities[k], one.probabilities, atol=1e-7)
+        np.testing.assert_allclose(r.std_errors[k], one.std_errors, atol=1e-7)
+        assert abs(r.equity[k] - one.equity) < 1e-7
     over = boards[:1].copy()
     over[0, 1] = 0
     with pytest.raises(InvalidPositionError, match="position 1 is a finished game"):

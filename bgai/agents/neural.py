@@ -191,9 +191,10 @@ class NeuralAgent(ProbabilityAgent):
 
         In chunks of :data:`EVAL_CHUNK` rows (the last one up to ``2 * EVAL_CHUNK - 1``; one chunk when ``N`` is
         smaller): they keep the encoded inputs and hidden units in the CPU caches and spare the page faults of one
-        huge input matrix.  With single-threaded BLAS the result is bit for bit that of one call on all rows: the
-        chunks start at multiples of :data:`EVAL_CHUNK` rows, so every row meets the same matrix-product kernels
-        (checked in ``tests/test_neural_agent.py``).
+        huge input matrix.  With single-threaded BLAS the result is that of one call on all rows up to float32
+        rounding (checked in ``tests/test_neural_agent.py``): the chunks start at multiples of :data:`EVAL_CHUNK`
+        rows, so on most CPUs every row meets the same matrix-product kernels and the bits agree; on some (an AMD
+        EPYC) the kernels of a block's last rows depend on the row count and a few values differ by about 6e-8.
         """
         n = boards.shape[0]
         # (no torch.inference_mode() here: the bundle's evaluation takes no gradients, its FastForward works on

@@ -87,6 +87,7 @@ import numpy as np
 
 from bgai.core.board import as_batch
 from bgai.errors import CheckpointError, ConfigError, InvalidPositionError
+from bgai.model.bearoff import get_database, position_index
 from bgai.model.gnubg_inputs import CONTACT_SIZE, RACE_SIZE, contact_inputs, race_inputs
 from bgai.model.kernels import PositionKernel
 
@@ -633,15 +634,13 @@ def bearoff_units(boards: np.ndarray) -> np.ndarray:
     Raises:
         InvalidPositionError: wrong shape or values.
     """
-    from bgai.model.bearoff import get_database, position_index  # the database is built on first use
-
     b = as_batch(boards)
     _check_counts(b)
     n = b.shape[0]
     out = np.zeros((n, 2, BEAROFF_UNITS), dtype=np.float32)
     home = b[:, :, 6:].sum(axis=2) == 0  # (N, 2): nothing on points 7..24 or the bar
     if home.any():
-        db = get_database()
+        db = get_database()  # built on first use (about 5 s) and cached
         rows, sides = np.nonzero(home)
         idx = position_index(b[rows, sides, :6])
         all_off = np.cumsum(db.off[idx, 1 : BEAROFF_ALL_ROLLS + 1], axis=1) + db.off[idx, :1]
