@@ -643,11 +643,10 @@ def bearoff_units(boards: np.ndarray) -> np.ndarray:
         db = get_database()  # built on first use (about 5 s) and cached
         rows, sides = np.nonzero(home)
         idx = position_index(b[rows, sides, :6])
-        all_off = np.cumsum(db.off[idx, 1 : BEAROFF_ALL_ROLLS + 1], axis=1) + db.off[idx, :1]
-        first = np.cumsum(db.first_off[idx, : BEAROFF_FIRST_ROLLS + 1], axis=1)[:, 1:]
         out[rows, sides, 0] = 1.0
-        out[rows, sides, 1 : 1 + BEAROFF_ALL_ROLLS] = np.minimum(all_off, 1.0)
-        out[rows, sides, 1 + BEAROFF_ALL_ROLLS :] = np.minimum(first, 1.0)
+        for lo, dist, k in ((1, db.off, BEAROFF_ALL_ROLLS), (1 + BEAROFF_ALL_ROLLS, db.first_off, BEAROFF_FIRST_ROLLS)):
+            # P(within t rolls) for t = 1..k: the distribution over 0..k rolls summed up, t = 0 left out
+            out[rows, sides, lo : lo + k] = np.minimum(np.cumsum(dist[idx, : k + 1], axis=1)[:, 1:], 1.0)
     return out.reshape(n, 2 * BEAROFF_UNITS)
 
 
