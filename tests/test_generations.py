@@ -172,6 +172,9 @@ def test_acceptance_keeps_the_parent(tmp_path):
     ("start: x.pt:ply=1\n", "config key 'start' takes only the option bearoff=db|net"),
     ("generations: 2\n", "config key 'start' is required"),
     ("start: x.pt\nlabels: {kind: rollout}\n", "rollout labels need trials >= 1"),
+    ("start: x.pt\nlabels: {explorers: [pubeval]}\n", "give explore > 0 too"),
+    ("start: x.pt\nlabels: {explore: 0.5, explorers: pubeval}\n", "config key 'labels.explorers' must be a list"),
+    ("start: x.pt\nlabels: {candidates: 65}\n", "candidates must be in 0..64"),
     ("start: x.pt\nlabels: {kind: rollout, trials: 100000000000}\n", "config key 'labels.trials' must be at most"),
     ("start: x.pt\nsupervised: {net: nonet}\n", "config key 'supervised.net' must be 'all' or one of"),
     ("start: x.pt\neval: {bench: /nonexistent/bench}\n", "config key 'eval.bench': no strength benchmark at"),
@@ -189,6 +192,17 @@ def test_bad_config_is_one_line(tmp_path, capsys, text, message):
     lines = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(lines) == 1 and lines[0].startswith("bgai: error:") and message in lines[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_exploring_and_candidate_labels_reach_the_label_job_and_old_configs_read_the_same():
+    cfg = GenerationsConfig.from_dict({**TINY, "labels": {**TINY["labels"], "explore": 0.5, "candidates": 3,
+                                                          "explorers": ["pubeval", "random"]}})
+    s = cfg.labels.settings("m.pt", 4)
+    assert (s.explore, s.explorers, s.candidates, s.seed) == (0.5, ("pubeval", "random"), 3, 4)
+    assert {"explore", "explorers", "candidates"} <= set(cfg.to_dict()["labels"])
+    # unset, they are left out of config.json, so a job started before they existed resumes with its config
+    plain = GenerationsConfig.from_dict(TINY).to_dict()["labels"]
+    assert not {"explore", "explorers", "candidates"} & set(plain) and plain["keep"] == 0.3
 
 
 def test_missing_start_model_makes_no_folder(tmp_path, capsys):

@@ -17,7 +17,7 @@ from bgai.core.movegen import afterstates
 from bgai.core.position_id import encode_position_ids
 from bgai.errors import ConfigError
 from bgai.model.bundle import ModelBundle, bundle_file, load_bundle, save_checkpoint
-from bgai.model.classes import CLASS_RACE
+from bgai.model.classes import CLASS_RACE, classify
 from bgai.train.config import TrainConfig
 from bgai.train.labels import LabelError, LabelSettings, make_labels, sample_positions
 from bgai.train.run import train
@@ -124,6 +124,45 @@ def test_exploring_plays_by_other_agents_follow_those_agents_and_are_recorded(tm
     assert settings["explorers"] == ["pubeval", "random"] and settings["explore"] == 0.3
     assert main(["label", str(tmp_path / "q"), "--model", MODEL, "--shards", "1", "--explore", "0.3",
                  "--explore-with", "nosuchbot"]) == 2
+
+
+def test_candidate_labels_are_the_best_plays_afterstates_of_a_drawn_roll_turned_to_the_opponent(tmp_path):
+    base = dict(model=MODEL, kind="ply1", seed=13, games_per_shard=2, keep=0.5)
+    sampled = _games_positions(LabelSettings(**base))
+    k = 3
+    cand = _games_positions(LabelSettings(**base, candidates=k))
+    np.testing.assert_array_equal(cand, _games_positions(LabelSettings(**base, candidates=k)))  # seeded
+    assert all(m is None for m in validation_errors(cand))
+    # by hand: the roll of each sampled position from the candidates' own stream, its plays ranked by the
+    # model's 0-ply equity, the best k turned to the opponent's view; repeats and finished games left out
+    rng = np.random.default_rng(np.random.SeedSequence(13, spawn_key=(7, 0)))
+    dice = rng.integers(1, 7, size=(len(sampled), 2))
+    agent = _agent()
+    want, seen = [], set()
+    for board, roll in zip(sampled, dice):
+        after, _ = afterstates(board[None], roll[None])
+        eq = agent.evaluate_afterstates(after)
+        for j in np.argsort(-eq, kind="stable")[:k]:
+            b = after[j][::-1]
+            pid = encode_position_ids(b[None])[0]
+            if pid not in seen and b.sum() > 0 and b[0].sum() > 0 and b[1].sum() > 0:
+                seen.add(pid)
+                want.append(pid)
+    assert encode_position_ids(cand) == want
+    assert len(cand) > 2 * len(sampled)  # most positions have 3 plays or more
+    # classes test on the afterstates: every label of a race job is a race position
+    race = _games_positions(LabelSettings(**base, candidates=k, classes=("race",)))
+    assert set(encode_position_ids(race)) <= set(want)
+    assert (classify(race) == CLASS_RACE).all() and (classify(cand) != CLASS_RACE).any()
+    with pytest.raises(LabelError, match="candidates must be in 0..64"):
+        LabelSettings(**base, candidates=-1).check()
+    assert "candidates" not in LabelSettings(**base).record()
+    assert main(["label", str(tmp_path / "c"), "--model", MODEL, "--seed", "13", "--games", "2", "--keep", "0.5",
+                 "--shards", "1", "--candidates", "3"]) == 0
+    settings = json.loads((tmp_path / "c" / "dataset.json").read_text())["settings"]
+    assert settings["candidates"] == 3
+    assert main(["label", str(tmp_path / "c"), "--model", MODEL, "--seed", "13", "--games", "2", "--keep", "0.5",
+                 "--shards", "1", "--candidates", "2"]) == 2  # a resume with other candidates is refused
 
 
 def _config(data, **sup) -> TrainConfig:

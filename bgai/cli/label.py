@@ -43,6 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--explore-with", default=None, metavar="AGENT[,AGENT...]",
                    help="agents that make the exploring plays, one drawn per play (default: random), e.g. "
                    "pubeval,racer,blocker,random for positions as varied as games between different bots")
+    p.add_argument("--candidates", type=int, default=0, metavar="K",
+                   help="label, instead of each sampled position, the afterstates of its K best 0-ply plays for a "
+                   "drawn roll (opponent on roll): siblings that teach the net to tell plays apart (default 0: off)")
     p.add_argument("--seed", type=seed_type, default=1, help="seed (default 1)")
     p.add_argument("--workers", type=positive_int, default=1, help="processes (default 1); shards do not depend on it")
     add_ray_option(p)
@@ -58,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
                              games_per_shard=args.games, keep=args.keep, disagree=args.disagree,
                              trials=args.trials, truncate=args.truncate, explore=args.explore,
                              explorers=tuple(e.strip() for e in args.explore_with.split(","))
-                             if args.explore_with is not None else (),
+                             if args.explore_with is not None else (), candidates=args.candidates,
                              classes=parse_classes(args.classes) if args.classes is not None else ())
     t0 = time.perf_counter()
 

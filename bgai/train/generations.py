@@ -17,7 +17,7 @@ naming the key)::
     accept: not_worse      # always | not_worse | better (below)
     checkpoint_every: 100000   # training checkpoints (samples)
     labels: {kind: ply2, shards: 20, games_per_shard: 50, keep: 0.25, trials: 0, truncate: 0, classes: [],
-             disagree: 0.0}                                     # bgai.train.labels.LabelSettings
+             disagree: 0.0, explore: 0.0, explorers: [], candidates: 0}   # bgai.train.labels.LabelSettings
     supervised: {net: all, epochs: 10, lr: 3e-4, ...}            # SupervisedConfig without data and warm_start
     eval: {games: 2000, seed: 2026, parent_games: 0, bench: data/bench/strength-v1}
 
@@ -72,7 +72,7 @@ import math
 import os
 import resource
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any, Callable
 
 from bgai.agents.registry import parse_spec, resolve_spec
@@ -96,6 +96,16 @@ __all__ = ["ACCEPT", "LabelsSection", "EvalSection", "GenerationsConfig", "load_
 ACCEPT = ("always", "not_worse", "better")
 #: Supervised keys the driver sets itself.
 _DRIVER_KEYS = ("data", "warm_start")
+#: ``labels`` keys added after the first generations jobs: written to ``config.json`` only when set, so that a job
+#: started before they existed resumes with the same config.
+_NEWER_LABEL_KEYS = ("explore", "explorers", "candidates")
+
+
+def _default_newer_label_key(f: Field, value: Any) -> bool:
+    """Whether ``f`` is one of :data:`_NEWER_LABEL_KEYS` and ``value`` its default."""
+    if f.name not in _NEWER_LABEL_KEYS:
+        return False
+    return value == (f.default_factory() if f.default_factory is not MISSING else f.default)
 
 
 class GenerationsInterrupted(KeyboardInterrupt):
@@ -168,6 +178,13 @@ class LabelsSection:
     """Rollout truncation in plies (``kind: rollout``; 0: to the end)."""
     classes: list = field(default_factory=list)
     """Keep only positions of these classes (``[contact, crashed]``; empty: all)."""
+    explore: float = 0.0
+    """Probability that a play of the sampling games is an exploring play (0: the parent's self-play)."""
+    explorers: list = field(default_factory=list)
+    """Agents that make the exploring plays, one drawn per play (``[pubeval, racer, blocker, random]``; empty:
+    random legal plays)."""
+    candidates: int = 0
+    """Label the afterstates of each sampled position's K best 0-ply plays instead of the position (0: off)."""
 
     def validate(self) -> None:
         """Raises: ConfigError naming the key."""
@@ -180,6 +197,8 @@ class LabelsSection:
             raise ConfigError(f"config key 'labels.shards' must be in 1..100000, got {self.shards}")
         if not isinstance(self.classes, list) or not all(isinstance(c, str) for c in self.classes):
             raise ConfigError(f"config key 'labels.classes' must be a list of class names, got {self.classes!r}")
+        if not isinstance(self.explorers, list) or not all(isinstance(c, str) for c in self.explorers):
+            raise ConfigError(f"config key 'labels.explorers' must be a list of agent specs, got {self.explorers!r}")
         try:
             self.settings("x", 0).check()
         except BgaiError as exc:
@@ -193,7 +212,8 @@ class LabelsSection:
             raise ConfigError(f"config key 'labels.classes': {exc}") from None
         return LabelSettings(model=model, kind=self.kind, seed=seed, games_per_shard=self.games_per_shard,
                              keep=self.keep, disagree=self.disagree, trials=self.trials, truncate=self.truncate,
-                             classes=classes)
+                             classes=classes, explore=self.explore, explorers=tuple(self.explorers),
+                             candidates=self.candidates)
 
 
 @dataclass
@@ -280,7 +300,8 @@ class GenerationsConfig:
         for f in fields(self):
             v = getattr(self, f.name)
             out[f.name] = ({g.name: copy.deepcopy(getattr(v, g.name)) for g in fields(v)
-                            if not (f.name == "supervised" and g.name in _DRIVER_KEYS)}
+                            if not (f.name == "supervised" and g.name in _DRIVER_KEYS)
+                            and not (f.name == "labels" and _default_newer_label_key(g, getattr(v, g.name)))}
                            if f.name in ("labels", "supervised", "eval") else v)
         return out
 

@@ -16,7 +16,12 @@ with that probability instead of the model's, so that the positions vary beyond 
 strength benchmark's games do; the random draws come from the shard's agent stream, so a job with ``explore`` 0
 samples as before; ``explorers``: agent specs whose plays replace the model's instead of random plays, one drawn
 uniformly for each replaced play, e.g. ``('pubeval', 'racer', 'blocker', 'random')`` for positions as varied as
-the strength benchmark's games between different bots).
+the strength benchmark's games between different bots; ``candidates`` K > 0: instead of each kept position,
+the afterstates of its K best plays at 0-ply for a roll drawn for it, each turned to the opponent's view (the
+position the opponent rolls from), so that the net learns to tell apart the plays it chooses between: siblings
+whose values differ by a few thousandths, as the decisions of the strength benchmark do; the roll comes from a
+stream of its own (``SeedSequence(seed, spawn_key=(7, shard))``), the classes test applies to the afterstates, and
+an afterstate two kept positions share is labelled once).
 So a shard is a pure function of (model, settings, seed, shard index): shards can be made in any order, by any
 number of workers, on any machine, and a stopped job resumes by making the shards that are missing.
 
@@ -65,8 +70,9 @@ from bgai.agents.base import Agent
 from bgai.agents.random import RandomAgent
 from bgai.agents.registry import make_agent, parse_spec
 from bgai.analysis.rollout import rollout_position, rollout_positions
-from bgai.core.board import is_game_over
+from bgai.core.board import flip, is_game_over
 from bgai.core.equity import cubeless_equity
+from bgai.core.movegen import afterstates
 from bgai.core.position_id import encode_position_ids
 from bgai.errors import BgaiError, CheckpointError
 from bgai.game.play import play_games
@@ -83,6 +89,8 @@ FORMAT_VERSION = 1
 LABEL_KINDS = ("ply1", "ply2", "rollout")
 #: The most shards one job may have (a job lists its shards before it starts).
 MAX_SHARDS = 1_000_000
+#: The most candidate plays per sampled position (:attr:`LabelSettings.candidates`).
+MAX_CANDIDATES = 64
 _SHARD = "shard-{:05d}.npz"
 
 
@@ -113,6 +121,8 @@ class LabelSettings:
         batched: rollout labelling scheme (module docstring): True = the shard's positions together, False = one
             rollout per position (datasets made before the batched scheme); None = True for a new folder, the
             folder's own scheme when resuming (:func:`make_labels` resolves it).
+        candidates: 0 = label the sampled positions; K > 0 = label the afterstates of the K best 0-ply plays of
+            each for a drawn roll, opponent on roll (module docstring; :func:`candidate_positions`).
     """
 
     model: str
@@ -127,6 +137,7 @@ class LabelSettings:
     batched: bool | None = None
     explore: float = 0.0
     explorers: tuple[str, ...] = ()
+    candidates: int = 0
 
     def check(self) -> None:
         """Raises LabelError naming the first bad field."""
@@ -150,13 +161,18 @@ class LabelSettings:
             raise LabelError(f"explorers: an empty agent name in {list(self.explorers)!r}")
         if len(set(self.explorers)) != len(self.explorers):
             raise LabelError(f"explorers must be distinct agent specs, got {list(self.explorers)!r}")
+        if not 0 <= self.candidates <= MAX_CANDIDATES:
+            raise LabelError(f"candidates must be in 0..{MAX_CANDIDATES}, got {self.candidates}")
         if self.classes and tuple(self.classes) != parse_classes(",".join(self.classes)):
             raise LabelError(f"classes must be distinct class names in class order, got {self.classes!r}")
 
     def record(self) -> dict:
         """The settings as ``dataset.json`` holds them (module docstring): ``batched`` only for rollout labels,
-        ``classes`` and ``explore`` only when given, so that a folder made before they existed reads the same."""
+        ``classes``, ``explore`` and ``candidates`` only when given, so that a folder made before they existed reads
+        the same."""
         d = asdict(self)
+        if not self.candidates:
+            del d["candidates"]
         if not self.explore:
             del d["explore"]
         d["explorers"] = list(self.explorers)
@@ -272,9 +288,42 @@ def sample_positions(agent: Agent, settings: LabelSettings, shard: int) -> np.nd
     boards = np.concatenate([r.positions() for r in res.records])
     boards = boards[~is_game_over(boards)]
     keep = np.random.default_rng(keep_ss).random(len(boards)) < settings.keep
+    if settings.candidates:
+        boards = candidate_positions(agent, boards[keep], settings.candidates,
+                                     np.random.default_rng(np.random.SeedSequence(settings.seed,
+                                                                                  spawn_key=(7, shard))))
+        boards = boards[~is_game_over(boards)]
+        keep = np.ones(len(boards), dtype=bool)
     if settings.classes and len(boards):
         keep &= np.isin(classify(boards), [CLASS_NAMES.index(c) for c in settings.classes])
     return boards[keep]
+
+
+def candidate_positions(agent: Agent, boards: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """The afterstates of the ``k`` best plays at 0-ply of each position for a roll drawn for it, opponent on roll.
+
+    Args:
+        agent: the agent whose 0-ply equities (``agent.at_ply(0).evaluate_afterstates``) rank the plays.
+        boards: ``(N, 2, 25)`` int8 positions before a roll, side on roll in row 0.
+        k: plays per position (>= 1); a position with fewer legal plays gives them all.
+        rng: draws the rolls: ``rng.integers(1, 7, size=(N, 2))``.
+
+    Returns:
+        ``(M, 2, 25)`` int8, the opponent on roll in row 0 (:func:`bgai.core.board.flip` of the afterstates), for
+        each position its plays best first, positions in order; an afterstate that appeared earlier in the list is
+        left out (the same label twice would weigh it double).
+    """
+    if not len(boards):
+        return np.zeros((0, 2, 25), dtype=np.int8)
+    dice = rng.integers(1, 7, size=(len(boards), 2))
+    after, src = afterstates(boards, dice)
+    eq = np.asarray(agent.at_ply(0).evaluate_afterstates(after), dtype=np.float64)
+    order = np.lexsort((-eq, src))  # by position, best first (stable: ties keep generation order)
+    first = np.searchsorted(src[order], src[order], side="left")
+    top = order[np.arange(len(order)) - first < k]
+    out = flip(after[top])
+    _, idx = np.unique(out.reshape(len(out), -1), axis=0, return_index=True)
+    return out[np.sort(idx)]
 
 
 def label_shard(agent: Agent, settings: LabelSettings, shard: int) -> dict[str, np.ndarray]:
