@@ -10,7 +10,7 @@ import pytest
 
 from bgai.agents.registry import make_agent
 from bgai.cli import main
-from bgai.core.position_id import decode_position_ids
+from bgai.core.position_id import decode_position_ids, encode_position_ids
 from bgai.model.classes import classify
 from bgai.train.labels import LabelError, LabelSettings, load_labels, make_labels
 
@@ -179,3 +179,45 @@ def test_class_filter_keeps_only_those_classes_and_options_are_recorded(tmp_path
     assert main(["label", str(tmp_path / "y"), "--model", MODEL, "--classes", "race,foo"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("bgai: error:") and "unknown position class 'foo'" in err and "\n" not in err
+
+
+def test_relabelling_labels_the_folders_positions_once_each_and_refuses_changed_sources(tmp_path, capsys):
+    a, b, out = tmp_path / "a", tmp_path / "b", tmp_path / "out"
+    make_labels(str(a), _settings(), 2)
+    make_labels(str(b), _settings(seed=4), 1)
+    la, lb = load_labels(str(a)), load_labels(str(b))
+    first = np.concatenate([la.boards, lb.boards, la.boards[:5]])  # what the folders hold, in order
+    ids = encode_position_ids(first)
+    want = [i for i, pid in enumerate(ids) if pid not in ids[:i]]  # each position once, first occurrence
+    rel = _settings(kind="ply2", keep=1.0, relabel=(str(a), str(b), str(a)), per_shard=40)
+    made = make_labels(str(out), rel, None, workers=2)
+    fill = -(-len(want) // 40)
+    assert sorted(made) == list(range(fill)) and len(want) > 40
+    d = load_labels(str(out))
+    np.testing.assert_array_equal(d.boards, first[want])
+    # the new labels are the new labeller's values (here bgai-td128's 2-ply search, not the folders' 1-ply)
+    np.testing.assert_allclose(d.probs, make_agent(MODEL).at_ply(2).probabilities(d.boards), rtol=0, atol=2e-6)
+    assert np.abs(d.probs - np.concatenate([la.probs, lb.probs, la.probs[:5]])[want]).max() > 1e-3
+    assert d.settings["source_positions"] == len(want) and d.settings["relabel"] == [str(a), str(b), str(a)]
+    # resumed with the same sources: nothing to make; after a source grew: refused, nothing written
+    assert make_labels(str(out), rel, None) == []
+    make_labels(str(b), _settings(seed=4), 2)
+    with pytest.raises(LabelError, match="other settings"):
+        make_labels(str(out), rel, None)
+    # errors: keep, explore or candidates with relabel; more shards than the positions fill; output = source
+    for kw in ({"keep": 0.5}, {"explore": 0.1}, {"candidates": 2}):
+        with pytest.raises(LabelError, match="keep 1, no explore, no candidates"):
+            make_labels(str(tmp_path / "x"), _settings(**{"keep": 1.0, "relabel": (str(a),), **kw}), None)
+    with pytest.raises(LabelError, match=r"fill \d+ shard\(s\) of 1,000, not 50"):
+        make_labels(str(tmp_path / "x"), _settings(keep=1.0, relabel=(str(a),)), 50)
+    with pytest.raises(LabelError, match="is the output folder itself"):
+        make_labels(str(a), _settings(keep=1.0, relabel=(str(a),)), None)
+    with pytest.raises(LabelError, match="not a bgai label folder"):
+        make_labels(str(tmp_path / "x"), _settings(keep=1.0, relabel=(str(tmp_path / "none"),)), None)
+    assert not (tmp_path / "x").exists()
+    # the command line: --relabel, keep 1 by default, shards as many as the positions fill
+    capsys.readouterr()
+    assert main(["label", str(tmp_path / "cli"), "--model", MODEL, "--relabel", str(a), "--per-shard", "25"]) == 0
+    assert len(load_labels(str(tmp_path / "cli"))) == len(set(encode_position_ids(la.boards)))
+    assert main(["label", str(tmp_path / "cli2"), "--model", MODEL, "--relabel", f"{a},", "--shards", "1"]) == 2
+    assert "an empty folder name" in capsys.readouterr().err

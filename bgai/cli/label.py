@@ -8,6 +8,7 @@ Ctrl-C stops after writing every finished shard.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -28,9 +29,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="agent spec of the checkpoint that plays and labels, options allowed, e.g. "
                    "checkpoints/bgai-td128.pt:bearoff=db (default: the shipped model)")
     p.add_argument("--kind", type=str.lower, choices=("ply1", "ply2", "rollout"), default="ply1", help="label kind (default ply1)")
-    p.add_argument("--shards", type=int, default=10, help="shards in the whole job (default 10)")
+    p.add_argument("--shards", type=int, default=None,
+                   help="shards in the whole job (default 10; with --relabel: as many as the positions fill)")
     p.add_argument("--games", type=int, default=200, help="self-play games per shard (default 200)")
-    p.add_argument("--keep", type=float, default=0.25, help="share of positions kept (default 0.25)")
+    p.add_argument("--keep", type=float, default=None,
+                   help="share of positions kept (default 0.25; with --relabel: 1, all)")
     p.add_argument("--disagree", type=float, default=0.0,
                    help="keep only positions whose 0-ply and label equity differ by more than this (default 0: all)")
     p.add_argument("--trials", type=int, default=0, help="rollout trials per position (--kind rollout)")
@@ -46,6 +49,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--candidates", type=int, default=0, metavar="K",
                    help="label, instead of each sampled position, the afterstates of its K best 0-ply plays for a "
                    "drawn roll (opponent on roll): siblings that teach the net to tell plays apart (default 0: off)")
+    p.add_argument("--relabel", default=None, metavar="FOLDER[,FOLDER...]",
+                   help="label the positions of these label folders (each once, of --classes) instead of self-play "
+                   "samples, e.g. with a newer model's search")
+    p.add_argument("--per-shard", type=positive_int, default=1000,
+                   help="positions per shard with --relabel (default 1000)")
     p.add_argument("--seed", type=seed_type, default=1, help="seed (default 1)")
     p.add_argument("--workers", type=positive_int, default=1, help="processes (default 1); shards do not depend on it")
     add_ray_option(p)
@@ -58,10 +66,14 @@ def run(args: argparse.Namespace) -> int:
     from bgai.train.labels import LabelSettings, LabelsInterrupted, make_labels, parse_classes
 
     settings = LabelSettings(model=resolve_spec(args.model), kind=args.kind, seed=args.seed,
-                             games_per_shard=args.games, keep=args.keep, disagree=args.disagree,
+                             games_per_shard=args.games,
+                             keep=args.keep if args.keep is not None else 1.0 if args.relabel else 0.25,
+                             disagree=args.disagree,
                              trials=args.trials, truncate=args.truncate, explore=args.explore,
                              explorers=tuple(e.strip() for e in args.explore_with.split(","))
                              if args.explore_with is not None else (), candidates=args.candidates,
+                             relabel=tuple(f.strip() for f in args.relabel.split(",")) if args.relabel else (),
+                             per_shard=args.per_shard,
                              classes=parse_classes(args.classes) if args.classes is not None else ())
     t0 = time.perf_counter()
 
@@ -70,11 +82,13 @@ def run(args: argparse.Namespace) -> int:
 
     backend, workers = parallel_backend(args, "label")
     try:
-        made = make_labels(args.out, settings, args.shards, workers=workers, progress=progress, backend=backend)
+        shards = args.shards if args.shards is not None or settings.relabel else 10
+        made = make_labels(args.out, settings, shards, workers=workers, progress=progress, backend=backend)
     except LabelsInterrupted as stop:
         print(f"bgai label: {stop}; {len(stop.made)} shard(s) written, run the same command again to resume "
               f"(folder {args.out})", file=sys.stderr)
         return 130
-    print(f"{len(made)} shard(s) made in {time.perf_counter() - t0:.1f} s; {args.shards - len(made)} already there; "
+    there = sum(1 for n in os.listdir(args.out) if n.startswith("shard-") and n.endswith(".npz"))
+    print(f"{len(made)} shard(s) made in {time.perf_counter() - t0:.1f} s; {there - len(made)} already there; "
           f"folder {args.out}")
     return 0

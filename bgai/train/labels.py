@@ -22,6 +22,12 @@ position the opponent rolls from), so that the net learns to tell apart the play
 whose values differ by a few thousandths, as the decisions of the strength benchmark do; the roll comes from a
 stream of its own (``SeedSequence(seed, spawn_key=(7, shard))``), the classes test applies to the afterstates, and
 an afterstate two kept positions share is labelled once).
+Relabelling (``relabel``: label folders): instead of self-play, the positions of existing label folders are
+labelled again, e.g. by a newer model's search (GNU Backgammon's training databases are re-rolled out with each
+better net): the folders' positions in order (folders as given, shards in index order), each Position ID once (its
+first occurrence), of the ``classes`` asked, cut into shards of ``per_shard`` positions; ``dataset.json`` records
+their number and the sha256 of their Position IDs (``source_positions``, ``source_sha256``), so a job whose
+source folders changed is refused instead of resumed with other positions.
 So a shard is a pure function of (model, settings, seed, shard index): shards can be made in any order, by any
 number of workers, on any machine, and a stopped job resumes by making the shards that are missing.
 
@@ -81,7 +87,8 @@ from bgai.util.fileio import atomic_write_bytes, atomic_write_json, ensure_direc
 from bgai.util.parallel import run_units
 
 __all__ = ["LABEL_KINDS", "LabelSettings", "label_shard", "make_labels", "load_labels", "Dataset", "label_context",
-           "run_label_unit", "LabelsInterrupted", "position_seed", "shard_seed", "parse_classes", "sample_positions"]
+           "run_label_unit", "LabelsInterrupted", "position_seed", "shard_seed", "parse_classes", "sample_positions",
+           "candidate_positions", "relabel_positions"]
 
 FORMAT = "bgai-labels"
 FORMAT_VERSION = 1
@@ -123,6 +130,11 @@ class LabelSettings:
             folder's own scheme when resuming (:func:`make_labels` resolves it).
         candidates: 0 = label the sampled positions; K > 0 = label the afterstates of the K best 0-ply plays of
             each for a drawn roll, opponent on roll (module docstring; :func:`candidate_positions`).
+        relabel: label folders whose positions are labelled instead of self-play samples (module docstring); needs
+            keep 1, no explore and no candidates.
+        per_shard: positions per shard when relabelling.
+        source_positions, source_sha256: the relabelled positions' number and fingerprint (:func:`make_labels` sets
+            them; :func:`relabel_positions`).
     """
 
     model: str
@@ -138,6 +150,10 @@ class LabelSettings:
     explore: float = 0.0
     explorers: tuple[str, ...] = ()
     candidates: int = 0
+    relabel: tuple[str, ...] = ()
+    per_shard: int = 1000
+    source_positions: int = 0
+    source_sha256: str = ""
 
     def check(self) -> None:
         """Raises LabelError naming the first bad field."""
@@ -165,14 +181,27 @@ class LabelSettings:
             raise LabelError(f"candidates must be in 0..{MAX_CANDIDATES}, got {self.candidates}")
         if self.classes and tuple(self.classes) != parse_classes(",".join(self.classes)):
             raise LabelError(f"classes must be distinct class names in class order, got {self.classes!r}")
+        if self.relabel:
+            if self.keep != 1 or self.explore or self.candidates:
+                raise LabelError("relabelling takes the folders' positions as they are: keep 1, no explore, "
+                                 "no candidates")
+            if not 1 <= self.per_shard <= 1_000_000:
+                raise LabelError(f"positions per shard must be in 1..1000000, got {self.per_shard}")
+            if any(not isinstance(f, str) or not f.strip() for f in self.relabel):
+                raise LabelError(f"relabel: an empty folder name in {list(self.relabel)!r}")
 
     def record(self) -> dict:
         """The settings as ``dataset.json`` holds them (module docstring): ``batched`` only for rollout labels,
-        ``classes``, ``explore`` and ``candidates`` only when given, so that a folder made before they existed reads
-        the same."""
+        ``classes``, ``explore``, ``candidates`` and the relabelling keys only when given, so that a folder made
+        before they existed reads the same."""
         d = asdict(self)
         if not self.candidates:
             del d["candidates"]
+        if self.relabel:
+            d["relabel"] = list(self.relabel)
+        else:  # self-play samples: none of the relabelling keys
+            for k in ("relabel", "per_shard", "source_positions", "source_sha256"):
+                del d[k]
         if not self.explore:
             del d["explore"]
         d["explorers"] = list(self.explorers)
@@ -326,21 +355,34 @@ def candidate_positions(agent: Agent, boards: np.ndarray, k: int, rng: np.random
     return out[np.sort(idx)]
 
 
-def label_shard(agent: Agent, settings: LabelSettings, shard: int) -> dict[str, np.ndarray]:
+def label_shard(agent: Agent, settings: LabelSettings, shard: int,
+                source: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Make shard ``shard``: play its games, sample positions (:func:`sample_positions`), label them (module
     docstring).
+
+    Args:
+        agent: the labelling agent (``settings.model``).
+        settings: the job's settings.
+        shard: the shard's index.
+        source: when relabelling, all the relabelled positions (:func:`relabel_positions`); the shard labels rows
+            ``shard * per_shard`` onwards.
 
     Returns:
         The arrays of a shard file (``boards``, ``position_ids``, ``classes``, ``probs``, ``std_errors``).
     """
     t0 = time.perf_counter()
-    boards = sample_positions(agent, settings, shard)
+    if settings.relabel:
+        if source is None:
+            raise LabelError("relabelling needs the source positions (relabel_positions)")
+        boards = source[shard * settings.per_shard : (shard + 1) * settings.per_shard]
+    else:
+        boards = sample_positions(agent, settings, shard)
     probs, se = _labeller(agent, settings)(boards, shard) if len(boards) else (np.zeros((0, 5)), np.zeros((0, 5)))
     if settings.disagree > 0 and len(boards):
         eq0 = cubeless_equity(np.asarray(agent.at_ply(0).probabilities(boards)))
         far = np.abs(cubeless_equity(probs) - eq0) > settings.disagree
         boards, probs, se = boards[far], probs[far], se[far]
-    meta = {"shard": shard, "games": settings.games_per_shard, "positions": int(len(boards)),
+    meta = {"shard": shard, "games": 0 if settings.relabel else settings.games_per_shard, "positions": int(len(boards)),
             "seconds": round(time.perf_counter() - t0, 3)}
     return {
         "boards": boards.astype(np.int8),
@@ -415,16 +457,43 @@ def _open_folder(folder: str, settings: LabelSettings) -> dict:
     return record
 
 
-def label_context(settings: LabelSettings) -> tuple[Agent, LabelSettings]:
+def relabel_positions(settings: LabelSettings) -> tuple[np.ndarray, str]:
+    """The positions a relabelling job labels (module docstring) and their fingerprint.
+
+    Returns:
+        ``(boards (N, 2, 25) int8, sha256 hex of their Position IDs joined by newlines)``.
+
+    Raises:
+        LabelError: a folder that is not a label folder, or an unreadable shard.
+    """
+    parts = [load_labels(f).boards for f in settings.relabel]
+    boards = np.concatenate(parts) if parts else np.zeros((0, 2, 25), np.int8)
+    ids = np.array(encode_position_ids(boards, validate=False) if len(boards) else [], dtype="<U14")
+    _, first = np.unique(ids, return_index=True)
+    keep = np.zeros(len(boards), dtype=bool)
+    keep[first] = True
+    if settings.classes and len(boards):
+        keep &= np.isin(classify(boards), [CLASS_NAMES.index(c) for c in settings.classes])
+    boards, ids = boards[keep], ids[keep]
+    return boards, hashlib.sha256("\n".join(ids.tolist()).encode()).hexdigest()
+
+
+def label_context(settings: LabelSettings) -> tuple[Agent, LabelSettings, np.ndarray | None]:
     """The worker context of a label job (:func:`bgai.util.parallel.run_units`): the labelling agent, built once
-    per worker, and the settings."""
-    return make_agent(settings.model), settings
+    per worker, the settings, and when relabelling the positions (checked against the job's fingerprint)."""
+    source = None
+    if settings.relabel:
+        source, digest = relabel_positions(settings)
+        if digest != settings.source_sha256:
+            raise LabelError("the relabelled folders changed while the job ran: their positions differ from those "
+                             "the job started with")
+    return make_agent(settings.model), settings, source
 
 
-def run_label_unit(context: tuple[Agent, LabelSettings], shard: int) -> dict[str, np.ndarray]:
+def run_label_unit(context: tuple[Agent, LabelSettings, np.ndarray | None], shard: int) -> dict[str, np.ndarray]:
     """One shard as a :func:`~bgai.util.parallel.run_units` unit: :func:`label_shard` of the context's agent."""
-    agent, settings = context
-    return label_shard(agent, settings, shard)
+    agent, settings, source = context
+    return label_shard(agent, settings, shard, source)
 
 
 class LabelsInterrupted(KeyboardInterrupt):
@@ -435,7 +504,7 @@ class LabelsInterrupted(KeyboardInterrupt):
         self.made = made
 
 
-def make_labels(folder: str, settings: LabelSettings, shards: int, *, workers: int = 1,
+def make_labels(folder: str, settings: LabelSettings, shards: int | None, *, workers: int = 1,
                 progress: Callable[[int, int], None] | None = None, backend: str = "local") -> list[int]:
     """Make shards ``0 .. shards-1`` of a label job in ``folder``, skipping those already there (resume).
 
@@ -445,7 +514,8 @@ def make_labels(folder: str, settings: LabelSettings, shards: int, *, workers: i
     Args:
         folder: the dataset folder (created; an existing one must hold the same settings).
         settings: :class:`LabelSettings`.
-        shards: how many shards the job has in all.
+        shards: how many shards the job has in all; when relabelling at most as many as the positions fill, None
+            = that many.
         workers: processes or Ray actors (1 = this process with the local backend).  The shards do not depend on
             it.
         progress: called as ``progress(done, shards)`` after each shard.
@@ -463,6 +533,23 @@ def make_labels(folder: str, settings: LabelSettings, shards: int, *, workers: i
         LabelsInterrupted: Ctrl-C / SIGTERM; the finished shards are written (``made``), a later call resumes.
     """
     settings.check()
+    if settings.relabel:
+        for f in settings.relabel:
+            if os.path.abspath(f) == os.path.abspath(folder):
+                raise LabelError(f"relabel: {f!r} is the output folder itself; write the new labels elsewhere")
+        source, digest = relabel_positions(settings)
+        settings = replace(settings, source_positions=len(source), source_sha256=digest)
+        fill = -(-len(source) // settings.per_shard)
+        if not fill:
+            raise LabelError("relabel: the folders hold no positions" + (" of the classes asked" if settings.classes
+                                                                          else ""))
+        if shards is None:
+            shards = fill
+        elif shards > fill:
+            raise LabelError(f"relabel: {len(source):,} positions fill {fill:,} shard(s) of {settings.per_shard:,}, "
+                             f"not {shards:,}")
+    elif shards is None:
+        raise LabelError("give the number of shards")
     if shards < 1:
         raise LabelError(f"shards must be >= 1, got {shards}")
     if shards > MAX_SHARDS:
