@@ -62,6 +62,7 @@ Dataset format (a folder):
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -301,6 +302,13 @@ class _Exploring(Agent):
         return plays
 
 
+@functools.lru_cache(maxsize=8)
+def _explorer_agents(specs: tuple[str, ...]) -> tuple[Agent, ...]:
+    """The ``--explore-with`` agents, built once per process (a heavy one such as ``gnubg`` loads its nets once,
+    not once per shard); their plays depend only on the rng :meth:`~bgai.agents.base.Agent.choose` is given."""
+    return tuple(make_agent(e) for e in specs)
+
+
 def sample_positions(agent: Agent, settings: LabelSettings, shard: int) -> np.ndarray:
     """The positions shard ``shard`` labels (before the ``disagree`` test): its self-play games' positions before
     a roll, kept with probability ``keep`` and of the ``classes`` asked (module docstring).
@@ -311,7 +319,7 @@ def sample_positions(agent: Agent, settings: LabelSettings, shard: int) -> np.nd
     ss = np.random.SeedSequence(settings.seed, spawn_key=(5, shard))
     game_ss, agent_ss, keep_ss = ss.spawn(3)
     dice = [np.random.default_rng(s) for s in game_ss.spawn(settings.games_per_shard)]
-    explorers = [make_agent(e) for e in settings.explorers]
+    explorers = list(_explorer_agents(tuple(settings.explorers)))
     player = _Exploring(agent, settings.explore, explorers) if settings.explore else agent
     res = play_games((player, player), dice, np.random.default_rng(agent_ss), record=True)
     boards = np.concatenate([r.positions() for r in res.records])
