@@ -175,6 +175,7 @@ def test_acceptance_keeps_the_parent(tmp_path):
     ("start: x.pt\nlabels: {explorers: [pubeval]}\n", "give explore > 0 too"),
     ("start: x.pt\nlabels: {explore: 0.5, explorers: pubeval}\n", "config key 'labels.explorers' must be a list"),
     ("start: x.pt\nlabels: {candidates: 65}\n", "candidates must be in 0..64"),
+    ("start: x.pt\nlabels: {explore: 0.5, explorers: [nosuch]}\n", "config key 'labels.explorers': unknown agent"),
     ("start: x.pt\nlabels: {kind: rollout, trials: 100000000000}\n", "config key 'labels.trials' must be at most"),
     ("start: x.pt\nsupervised: {net: nonet}\n", "config key 'supervised.net' must be 'all' or one of"),
     ("start: x.pt\neval: {bench: /nonexistent/bench}\n", "config key 'eval.bench': no strength benchmark at"),
@@ -203,6 +204,9 @@ def test_exploring_and_candidate_labels_reach_the_label_job_and_old_configs_read
     # unset, they are left out of config.json, so a job started before they existed resumes with its config
     plain = GenerationsConfig.from_dict(TINY).to_dict()["labels"]
     assert not {"explore", "explorers", "candidates"} & set(plain) and plain["keep"] == 0.3
+    with pytest.raises(ConfigError) as err:  # named once, not inside 'config section labels: ...'
+        GenerationsConfig.from_dict({**TINY, "labels": {**TINY["labels"], "classes": ["foo"]}})
+    assert str(err.value).startswith("config key 'labels.classes': unknown position class 'foo'")
 
 
 def test_missing_start_model_makes_no_folder(tmp_path, capsys):

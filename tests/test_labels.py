@@ -202,8 +202,9 @@ def test_relabelling_labels_the_folders_positions_once_each_and_refuses_changed_
     # resumed with the same sources: nothing to make; after a source grew: refused, nothing written
     assert make_labels(str(out), rel, None) == []
     make_labels(str(b), _settings(seed=4), 2)
-    with pytest.raises(LabelError, match="other settings"):
+    with pytest.raises(LabelError, match=r"positions of the relabelled folders changed since .* \(\d+ then, \d+ now\)"):
         make_labels(str(out), rel, None)
+
     # errors: keep, explore or candidates with relabel; more shards than the positions fill; output = source
     for kw in ({"keep": 0.5}, {"explore": 0.1}, {"candidates": 2}):
         with pytest.raises(LabelError, match="keep 1, no explore, no candidates"):
@@ -221,3 +222,14 @@ def test_relabelling_labels_the_folders_positions_once_each_and_refuses_changed_
     assert len(load_labels(str(tmp_path / "cli"))) == len(set(encode_position_ids(la.boards)))
     assert main(["label", str(tmp_path / "cli2"), "--model", MODEL, "--relabel", f"{a},", "--shards", "1"]) == 2
     assert "an empty folder name" in capsys.readouterr().err
+    assert main(["label", str(tmp_path / "cli3"), "--model", MODEL, "--relabel", " "]) == 2
+    assert "give one or more label folders" in capsys.readouterr().err
+    assert main(["label", str(tmp_path / "cli3"), "--model", MODEL, "--per-shard", "5", "--shards", "1"]) == 2
+    assert "give --relabel too" in capsys.readouterr().err
+    assert main(["label", str(tmp_path / "cli"), "--model", MODEL, "--relabel", f"{a}/", "--per-shard", "25"]) == 0
+    assert "0 shard(s) made" in capsys.readouterr().out  # the same job as 'a' without the slash: resumed, done
+    (tmp_path / "notlabels").mkdir()
+    (tmp_path / "notlabels" / "dataset.json").write_text("[]")
+    assert main(["label", str(tmp_path / "cli3"), "--model", MODEL, "--relabel", str(tmp_path / "notlabels")]) == 2
+    assert "is not a bgai-labels description" in capsys.readouterr().err
+    assert not (tmp_path / "cli3").exists()

@@ -52,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--relabel", default=None, metavar="FOLDER[,FOLDER...]",
                    help="label the positions of these label folders (each once, of --classes) instead of self-play "
                    "samples, e.g. with a newer model's search")
-    p.add_argument("--per-shard", type=positive_int, default=1000,
+    p.add_argument("--per-shard", type=positive_int, default=None,
                    help="positions per shard with --relabel (default 1000)")
     p.add_argument("--seed", type=seed_type, default=1, help="seed (default 1)")
     p.add_argument("--workers", type=positive_int, default=1, help="processes (default 1); shards do not depend on it")
@@ -63,8 +63,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``bgai label``."""
     from bgai.agents.registry import resolve_spec
+    from bgai.errors import BgaiError
     from bgai.train.labels import LabelSettings, LabelsInterrupted, make_labels, parse_classes
 
+    if args.relabel is not None and not args.relabel.strip():
+        raise BgaiError("--relabel: give one or more label folders (FOLDER[,FOLDER...])")
+    if args.per_shard is not None and args.relabel is None:
+        raise BgaiError("--per-shard sets the positions per shard of --relabel; give --relabel too")
     settings = LabelSettings(model=resolve_spec(args.model), kind=args.kind, seed=args.seed,
                              games_per_shard=args.games,
                              keep=args.keep if args.keep is not None else 1.0 if args.relabel else 0.25,
@@ -73,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
                              explorers=tuple(e.strip() for e in args.explore_with.split(","))
                              if args.explore_with is not None else (), candidates=args.candidates,
                              relabel=tuple(f.strip() for f in args.relabel.split(",")) if args.relabel else (),
-                             per_shard=args.per_shard,
+                             per_shard=args.per_shard or 1000,
                              classes=parse_classes(args.classes) if args.classes is not None else ())
     t0 = time.perf_counter()
 

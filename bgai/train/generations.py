@@ -75,7 +75,7 @@ import time
 from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any, Callable
 
-from bgai.agents.registry import parse_spec, resolve_spec
+from bgai.agents.registry import make_agent, parse_spec, resolve_spec
 from bgai.analysis.rollout import MAX_TRIALS
 from bgai.errors import BgaiError, ConfigError
 from bgai.evaluate.series import MAX_SERIES, evaluate
@@ -199,8 +199,15 @@ class LabelsSection:
             raise ConfigError(f"config key 'labels.classes' must be a list of class names, got {self.classes!r}")
         if not isinstance(self.explorers, list) or not all(isinstance(c, str) for c in self.explorers):
             raise ConfigError(f"config key 'labels.explorers' must be a list of agent specs, got {self.explorers!r}")
+        for spec in self.explorers:  # an unknown agent now, not after generation 0 was made and evaluated
+            try:
+                make_agent(spec)
+            except BgaiError as exc:
+                raise ConfigError(f"config key 'labels.explorers': {exc}") from None
         try:
             self.settings("x", 0).check()
+        except ConfigError:
+            raise
         except BgaiError as exc:
             raise ConfigError(f"config section 'labels': {exc}") from None
 

@@ -199,7 +199,8 @@ class LabelSettings:
         if not self.candidates:
             del d["candidates"]
         if self.relabel:
-            d["relabel"] = list(self.relabel)
+            d["relabel"] = [os.path.normpath(f) for f in self.relabel]
+            del d["games_per_shard"]  # no games are played
         else:  # self-play samples: none of the relabelling keys
             for k in ("relabel", "per_shard", "source_positions", "source_sha256"):
                 del d[k]
@@ -456,6 +457,14 @@ def _open_folder(folder: str, settings: LabelSettings) -> dict:
     meta_path = os.path.join(folder, "dataset.json")
     if os.path.exists(meta_path):
         old = _read_folder(folder)
+        source_keys = ("source_positions", "source_sha256")
+        if (settings.relabel and isinstance(old.get("settings"), dict) and old.get("format") == FORMAT
+                and {k: v for k, v in old["settings"].items() if k not in source_keys}
+                == {k: v for k, v in record["settings"].items() if k not in source_keys}
+                and old["settings"] != record["settings"]):
+            raise LabelError(f"the positions of the relabelled folders changed since {folder!r} was started "
+                             f"({old['settings'].get('source_positions')} then, {settings.source_positions} now): "
+                             "label them into another folder")
         if old.get("format") != FORMAT or old.get("settings") != record["settings"]:
             raise LabelError(f"{folder!r} holds labels made with other settings: use another folder, or the same "
                              f"settings to resume ({meta_path})")
@@ -619,6 +628,8 @@ def load_labels(folder: str) -> Dataset:
             meta = json.load(f)
     except (OSError, ValueError) as exc:
         raise LabelError(f"{folder!r} is not a bgai label folder ({meta_path}: {type(exc).__name__})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise LabelError(f"{folder!r} is not a bgai label folder ({meta_path} is not a {FORMAT} description)")
     names = sorted(n for n in os.listdir(folder) if n.startswith("shard-") and n.endswith(".npz"))
     parts = []
     for n in names:
