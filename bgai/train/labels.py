@@ -27,7 +27,8 @@ labelled again, e.g. by a newer model's search (GNU Backgammon's training databa
 better net): the folders' positions in order (folders as given, shards in index order), each Position ID once (its
 first occurrence), of the ``classes`` asked, cut into shards of ``per_shard`` positions; ``dataset.json`` records
 their number and the sha256 of their Position IDs (``source_positions``, ``source_sha256``), so a job whose
-source folders changed is refused instead of resumed with other positions.
+source folders changed is refused instead of resumed with other positions.  Every worker reads the folders
+itself (on a Ray cluster of several machines they must be at the same path on each).
 So a shard is a pure function of (model, settings, seed, shard index): shards can be made in any order, by any
 number of workers, on any machine, and a stopped job resumes by making the shards that are missing.
 
