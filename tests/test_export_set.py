@@ -145,3 +145,29 @@ def test_export_bundle_refuses_a_missing_directory_before_writing(tmp_path):
     assert os.listdir(tmp_path) == []
     with torch.no_grad():
         assert export_bundle(ModelBundle.single(net, enc), tmp_path / "m.npz") == {"npz": str(tmp_path / "m.npz")}
+
+
+def test_the_shipped_default_exports_and_plays_like_the_bundle(tmp_path, monkeypatch, capsys):
+    """``bgai export default`` on the model checkpoints/models.json names (bgai-sl7: a 256-unit contact net beside
+    128-unit crashed and race nets, the bear-off database): every file of the set, with ``:bearoff=db``, values
+    positions of every class as the torch bundle does and chooses the same plays."""
+    monkeypatch.delenv("BGAI_MODEL", raising=False)
+    assert main(["export", "default", "--out", str(tmp_path / "m.onnx")]) == 0
+    assert sorted(os.listdir(tmp_path)) == ["m.contact.npz", "m.contact.onnx", "m.golden.json", "m.npz", "m.onnx",
+                                            "m.race.npz", "m.race.onnx"]
+    torch_agent = make_agent("default:bearoff=db")
+    assert {n.name: list(n.net.spec.hidden) for n in torch_agent.bundle.nets} == {
+        "crashed": [128], "contact": [256], "race": [128]}
+    boards = random_positions(2000, 11)
+    want = torch_agent.probabilities(boards)
+    rng = np.random.default_rng(3)
+    dice = rng.integers(1, 7, size=(len(boards), 2))
+    plays = torch_agent.choose(boards, dice, np.random.default_rng(0))
+    for spec in (f"{tmp_path / 'm.onnx'}:bearoff=db", f"{tmp_path / 'm.contact.npz'}:bearoff=db"):
+        agent = make_agent(spec)
+        assert isinstance(agent, NumpyAgent) and len(agent.nets) == 3
+        np.testing.assert_allclose(agent.probabilities(boards), want, atol=1e-5)
+        assert (agent.choose(boards, dice, np.random.default_rng(0)) == plays).all(axis=(1, 2)).mean() > 0.999
+    assert main(["export", "default:ply=1", "--out", str(tmp_path / "x.onnx")]) == 2
+    assert "takes a model file, not agent options: 'default:ply=1' has ply=1" in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "x.onnx")

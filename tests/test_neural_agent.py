@@ -190,3 +190,21 @@ def test_two_ply_move_filter(ckpt_path, positions):
             e2 = a2.evaluate_afterstates(after[kept])
             np.testing.assert_array_equal(chosen[k], after[kept[np.argmax(e2)]])
     assert NeuralAgent.filter_keep >= 1 and NeuralAgent.filter_margin > 0
+
+
+def test_searched_probabilities_stay_in_range_without_negative_zeros():
+    """A lost race (GgAA8NsNMAAAAA, 2-1: no chance to win): the 21-roll averages of certain outcomes sum to 1 up to
+    rounding (1 + 2e-16 before the clip), and the mover's complement of that showed as a win chance of -0.0."""
+    from bgai.agents.registry import make_agent
+    from bgai.core.equity import swap_perspective
+    from bgai.core.position_id import decode_position_id
+
+    board = decode_position_id("GgAA8NsNMAAAAA")
+    after, _ = afterstates(board[None], np.array([[2, 1]]))
+    for ply in (1, 2):
+        agent = make_agent(f"checkpoints/bgai-sl6.pt:ply={ply}")
+        probs = agent.probabilities(flip(after))
+        mover = swap_perspective(probs)
+        assert ((probs >= 0) & (probs <= 1)).all() and not np.signbit(probs).any(), (ply, probs)
+        assert (mover[:, 0] < 1e-6).all() and not np.signbit(mover).any(), (ply, mover)  # the race is lost
+        assert (mover[:, 3] > 0.8).all()  # mostly with a gammon

@@ -296,9 +296,11 @@ class NeuralAgent(ProbabilityAgent):
 
 def _roll_average(v: np.ndarray, n: int) -> np.ndarray:
     """``(n, 5)`` mover's probabilities from the ``(n * 21, 5)`` opponent's ones after each roll of
-    :data:`ROLLS` (position-major): swapped to the mover's view and averaged with :data:`ROLL_WEIGHTS`."""
+    :data:`ROLLS` (position-major): swapped to the mover's view and averaged with :data:`ROLL_WEIGHTS`, then
+    clipped to ``[0, 1]`` (a weighted sum of ones can come out at ``1 + 2e-16``, whose complement would show as a
+    probability of ``-0.0``)."""
     mover = swap_perspective(v).reshape(n, 21, 5)
-    return np.einsum("nrk,r->nk", mover, ROLL_WEIGHTS)
+    return np.clip(np.einsum("nrk,r->nk", mover, ROLL_WEIGHTS), 0.0, 1.0) + 0.0  # + 0.0: no negative zeros
 
 
 

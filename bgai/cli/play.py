@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--agent",
         default="default",
         metavar="SPEC",
-        help="the opponent: 'default' ($BGAI_MODEL, else the newest checkpoints/*.pt; an error if there is none), random, pubeval, racer, "
+        help="the opponent: 'default' ($BGAI_MODEL, else the shipped model named in checkpoints/models.json; an error if there is none), random, pubeval, racer, "
         "blocker, gnubg, or a checkpoint path such as model.pt[:ply=1]",
     )
     p.add_argument("--match", type=int, default=None, metavar="N",

@@ -112,8 +112,8 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--agent",
         default=DEFAULT_AGENT,
         metavar="SPEC",
-        help="agent to serve: 'default' (the shipped model: $BGAI_MODEL, else the newest checkpoints/*.pt; an error "
-        "if there is none), random, pubeval, racer, blocker, gnubg, a checkpoint path such as model.pt[:ply=1], or "
+        help="agent to serve: 'default' (the shipped model: $BGAI_MODEL, else the file checkpoints/models.json "
+        "names; an error if there is none), random, pubeval, racer, blocker, gnubg, a checkpoint path such as model.pt[:ply=1], or "
         "an exported model.onnx / model.npz",
     )
     p.add_argument("--seed", type=seed_type, default=0, help="seed for agents that use randomness, 0..2**63-1 (default 0)")

@@ -200,7 +200,7 @@ class Bot:
 
 def default_agent_spec() -> str:
     """The agent spec ``default`` stands for (:func:`bgai.agents.registry.default_model_spec`): ``$BGAI_MODEL``
-    if set, else the newest ``*.pt`` in the repository's ``checkpoints/`` folder.
+    if set, else the model the repository's ``checkpoints/models.json`` names as its default.
 
     Raises:
         AgentSpecError: there is no such model (never a silent substitute such as pubeval).
