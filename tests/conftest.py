@@ -175,3 +175,20 @@ def compiled_kernel_fixture(use_compiled, kernel):
         kernel.reset()
 
     return compiled
+
+
+@pytest.fixture(autouse=True)
+def _default_signal_handlers(request):
+    """Every test starts with Python's own SIGINT handler (KeyboardInterrupt).  A suite started with SIGINT ignored
+    (as a shell starts a background job: ``bash .ci/run &``) has no KeyboardInterrupt handler in its processes, and
+    passes the ignored signal on to the subprocesses its tests start (it stays ignored across exec): the Ctrl-C
+    tests then fail (tests/test_eval_interrupt.py).  ``$BGAI_SIGNAL_LEAKS`` names a file to list the tests that
+    started with another handler in (a test or fixture that left one behind)."""
+    import signal
+
+    handler = signal.getsignal(signal.SIGINT)
+    if handler is not signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        with open(os.environ.get("BGAI_SIGNAL_LEAKS", os.devnull), "a") as f:
+            f.write(f"{request.node.nodeid} started with SIGINT {handler}\n")
+    yield
