@@ -32,6 +32,8 @@ def test_eval_table_and_json(capsys, tmp_path):
     assert data["games"] == 40 and data["mode"] == "duplicate" and data["seed"] == 2
     assert data["ppg"] > 1.0
     assert data["agent_a"] == "pubeval" and data["agent_b"] == "random"
+    assert data["agents"] == {"a": {"spec": "pubeval", "agent": "pubeval", "options": {}},
+                              "b": {"spec": "random", "agent": "random", "options": {}}}
     assert {"win", "gammon", "backgammon"} == set(data["a"]) == set(data["b"])
     assert data["a"]["win"] + data["b"]["win"] == pytest.approx(1.0)
     for key in ("ci95", "ci95_low", "ci95_high", "avg_plies", "games_per_s", "stderr"):
@@ -200,3 +202,22 @@ def test_hint_batch_stdin(capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO(f"{START} 42\n"))
     code, out, _ = run(capsys, "hint", "--batch", "-", "--agent", "pubeval")
     assert code == 0 and json.loads(out)["plays"][0]["play"] == "8/4 6/4"
+
+
+def test_eval_json_names_the_model_default_stood_for(capsys, tmp_path, monkeypatch):
+    """``default`` in a report is recorded with the file it resolved to and that file's sha256, so the report
+    still says which model played after checkpoints/models.json names another."""
+    from bgai.agents.registry import default_model_spec
+    from bgai.util.fileio import file_sha256
+
+    monkeypatch.delenv("BGAI_MODEL", raising=False)
+    path = tmp_path / "report.json"
+    code, _, _ = run(capsys, "eval", "default:ply=0", "racer", "--games", "4", "--seed", "1", "--json", str(path),
+                     "--no-progress")
+    assert code == 0
+    data = json.loads(path.read_text())
+    shipped = default_model_spec()
+    assert data["agent_a"] == "default:ply=0"
+    assert data["agents"]["a"] == {"spec": shipped + ":ply=0", "model_sha256": file_sha256(shipped),
+                                   "options": {"ply": 0}}
+    assert data["agents"]["b"] == {"spec": "racer", "agent": "racer", "options": {}}

@@ -129,8 +129,10 @@ def _publish(report, json_path: str | None, saver=None) -> int:
         print(f"bgai eval: {saver.summary()}", file=sys.stderr)
     print(report.table())
     if json_path:
+        data = report.to_dict()
+        data["agents"] = {"a": _agent_record(report.agent_a), "b": _agent_record(report.agent_b)}
         try:
-            write_json_atomic(json_path, report.to_dict())
+            write_json_atomic(json_path, data)
         except OSError as exc:
             raise BgaiError(f"cannot write --json {json_path!r}: {exc}") from exc
     if report.partial:
@@ -138,6 +140,15 @@ def _publish(report, json_path: str | None, saver=None) -> int:
               file=sys.stderr)
         return 130
     return 0
+
+
+def _agent_record(spec: str) -> dict:
+    """What ``--json`` records of an agent besides its spec: the spec resolved (``default`` -> the model file it
+    stood for when the series ran) and :func:`bgai.agents.registry.agent_identity` (a model file's sha256 and
+    options, or a bot's name), so that a report still says which model played after the default changes."""
+    from bgai.agents.registry import agent_identity, resolve_spec
+
+    return {"spec": resolve_spec(spec), **agent_identity(spec)}
 
 
 def check_json_target(path: str) -> None:
