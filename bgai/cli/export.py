@@ -38,21 +38,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bgai export``."""
-    from bgai.agents.registry import DEFAULT, default_model_spec, parse_spec
+    from bgai.agents.registry import parse_spec, resolve_spec
     from bgai.errors import AgentSpecError
     from bgai.model.export import export_checkpoint
 
-    name, options = parse_spec(args.checkpoint)
+    resolved = resolve_spec(args.checkpoint)  # 'default' -> the model file, with the options $BGAI_MODEL gives it
+    path, options = parse_spec(resolved)
     if options:  # 'default:ply=1', 'm.pt:ply=1' or $BGAI_MODEL=m.pt:ply=1: agent options, not part of a model file
+        stands = "" if resolved == args.checkpoint else f" (it stands for {resolved!r})"
         raise AgentSpecError(f"bgai export takes a model file, not agent options: {args.checkpoint!r} has "
-                             f"{', '.join(f'{k}={v}' for k, v in options.items())}; export the file alone and give the "
-                             "options when the exported model is loaded (e.g. model.onnx:ply=1)")
-    path = default_model_spec() if name.lower() == DEFAULT else name
-    path, env_options = parse_spec(path)
-    if env_options:
-        raise AgentSpecError(f"bgai export takes a model file, not agent options: the default model {path!r} comes "
-                             f"with {', '.join(f'{k}={v}' for k, v in env_options.items())} from $BGAI_MODEL; export "
-                             "the file alone and give the options when the exported model is loaded")
+                             f"{', '.join(f'{k}={v}' for k, v in options.items())}{stands}; export the file alone "
+                             "and give the options when the exported model is loaded (e.g. model.onnx:ply=1)")
     written = export_checkpoint(path, args.out, fmt=args.format)
     for kind, path in written.items():
         print(f"{kind:6s} {path}")
