@@ -89,6 +89,17 @@ def test_numpy_only_install_plays_an_exported_model(fresh_env):
     assert r.returncode == 0, r.stderr
     assert "8/5 6/5" in r.stdout and "16 legal plays" in r.stdout
 
+    # evaluating an exported model needs neither torch nor tqdm (the progress bar is left out without it)
+    r = subprocess.run([str(py), "-c", "import importlib.util; print(importlib.util.find_spec('tqdm') is None)"],
+                       capture_output=True, text=True, cwd=base, env=env)
+    assert r.stdout.strip() == "True", r.stderr
+    r = subprocess.run([str(bgai), "eval", str(out), "pubeval", "--games", "8", "--seed", "3", "--json", "e.json"],
+                       capture_output=True, text=True, cwd=base, env=env)
+    assert r.returncode == 0, r.stderr
+    report = json.loads((base / "e.json").read_text())
+    assert report["games"] == 8 and report["partial"] is False and -3 <= report["ppg"] <= 3
+    assert "model_sha256" in json.dumps(report["agents"])
+
     r = subprocess.run([str(bgai), "train", "--config", "x.yaml"], capture_output=True, text=True, cwd=base, env=env)
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [r.stderr.strip()]  # one line, no traceback

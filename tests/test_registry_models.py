@@ -233,3 +233,33 @@ def test_default_without_model_is_an_error_not_pubeval(tmp_path, monkeypatch, ca
     monkeypatch.setenv("BGAI_MODEL", "pubeval")
     with pytest.raises(AgentSpecError, match="must name a model file"):
         make_agent("default")
+
+
+def test_option_errors_name_the_spec_as_given(model, monkeypatch):
+    """A bad ply on ``default`` names ``default:ply=7`` (not only the file it stands for); an empty option group
+    (``default:``, ``m.pt:``, ``m.pt::ply=1``) is refused, not read as no options; a trailing comma is harmless."""
+    ckpt = model[0]
+    monkeypatch.setenv("BGAI_MODEL", ckpt)
+    with pytest.raises(AgentSpecError, match=r"^ply must be 0, 1 or 2, got 7 \(agent spec 'default:ply=7'\)$"):
+        make_agent("default:ply=7")
+    with pytest.raises(AgentSpecError, match=r"got 3 \(agent spec '.*net\.pt:ply=3'\)$"):
+        make_agent(f"{ckpt}:ply=3")
+    for spec in ("default:", f"{ckpt}:", f"{ckpt}::ply=1", "pubeval:"):
+        with pytest.raises(AgentSpecError, match=r"^empty options after ':' in agent spec "):
+            make_agent(spec)
+    assert make_agent(f"{ckpt}:ply=1,").ply == 1
+
+
+def test_weights_of_the_wrong_size_name_the_mismatch(model, tmp_path):
+    """A checkpoint whose stored sizes do not match its weights: one line with torch's first mismatch (not only
+    torch's header 'Error(s) in loading state_dict') and the count of the others."""
+    ck = torch.load(model[0], weights_only=True)
+    ck["nets"][0]["spec"]["hidden"] = [12]  # the weights are of 24 hidden units
+    bad = tmp_path / "wrong.pt"
+    torch.save(ck, bad)
+    with pytest.raises(CheckpointError) as info:
+        make_agent(str(bad))
+    msg = str(info.value)
+    assert "weights do not fit the stored architecture (size mismatch for body.0.weight: copying a param with shape "\
+           "torch.Size([24, 198]) from checkpoint, the shape in current model is torch.Size([12, 198]); 2 more)" in msg
+    _assert_safe(msg)

@@ -210,8 +210,9 @@ def _export_agent(name: str, options: dict[str, int | str], spec: str) -> Agent:
         ) from None
 
 
-def _checkpoint_agent(name: str, options: dict[str, int | str], spec: str) -> Agent:
-    """A :class:`bgai.agents.neural.NeuralAgent` for a checkpoint file (errors short and safe)."""
+def _checkpoint_agent(name: str, options: dict[str, int | str], spec: str, given: str | None = None) -> Agent:
+    """A :class:`bgai.agents.neural.NeuralAgent` for a checkpoint file (errors short and safe; an option's error
+    names ``given``, the spec as the user wrote it, such as ``default:ply=7``, else ``spec``)."""
     if not os.path.exists(name):
         raise CheckpointError(f"checkpoint file {name!r} does not exist (agent spec {spec!r})")
     check_checkpoint_file(name)
@@ -221,8 +222,11 @@ def _checkpoint_agent(name: str, options: dict[str, int | str], spec: str) -> Ag
         raise AgentSpecError(f"checkpoint agents are not available in this build: {exc}") from exc
     try:
         return NeuralAgent.load(name, **options)
-    except AgentSpecError:
-        raise
+    except AgentSpecError as exc:
+        shown = given or spec
+        if shown in str(exc):
+            raise
+        raise AgentSpecError(f"{exc} (agent spec {shown!r})") from None
     except Exception as exc:
         raise checkpoint_load_error(name, exc) from None
 
@@ -246,6 +250,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | str]]:
         model_options = not groups and head.lower().endswith(CHECKPOINT_SUFFIXES)  # 'm.pt:x': a bad option x
         if not (sep and head and ("=" in tail or not tail or model_options)):
             break
+        if not tail.strip():
+            raise AgentSpecError(f"empty options after ':' in agent spec {spec!r}: drop the ':' or give key=value")
         name, groups = head, [tail, *groups]
     options: dict[str, int | str] = {}
     for item in filter(None, (s.strip() for s in ",".join(groups).split(","))):
@@ -309,7 +315,7 @@ def make_agent(spec: str) -> Agent:
             support (:mod:`bgai.agents.neural`) missing, a configuration file given as a model, ``ply`` > 0 for an exported model, or ``default`` with no model.
         CheckpointError: a model file that does not exist or cannot be loaded (the path is named; one line).
     """
-    spec = resolve_spec(spec)
+    given, spec = spec, resolve_spec(spec)
     name, options = parse_spec(spec)
     key = name.lower()
     if key in BUILTINS:
@@ -323,7 +329,7 @@ def make_agent(spec: str) -> Agent:
     elif key.endswith(EXPORT_SUFFIXES):
         agent = _export_agent(name, options, spec)
     elif _looks_like_path(name):
-        agent = _checkpoint_agent(name, options, spec)
+        agent = _checkpoint_agent(name, options, spec, given.strip())
     else:
         raise AgentSpecError(f"unknown agent {spec!r}; valid agents: {valid_specs()}")
     try:

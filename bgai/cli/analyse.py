@@ -24,6 +24,7 @@ import sys
 
 from bgai.cli.args import add_ray_option, parallel_backend, positive_int
 from bgai.errors import AgentSpecError, BgaiError
+from bgai.util.progress import progress_bar
 
 
 def _ply(text: str) -> int:
@@ -116,18 +117,14 @@ def run(args) -> int:
     files = match_files(args.paths)
     bar = None
     progress = on_total = None
-    if not args.quiet:
-        try:
-            from tqdm import tqdm
-        except ModuleNotFoundError:  # the progress bar is optional
-            tqdm = None
-        if tqdm is not None:
-            def on_total(n: int) -> None:
-                nonlocal bar
-                bar = tqdm(total=n, unit="pos", desc=f"analysing {len(files)} file{'s' if len(files) > 1 else ''}",
-                           file=sys.stderr, dynamic_ncols=True)
+    if not args.quiet:  # the progress bar is optional (no tqdm: none)
+        def on_total(n: int) -> None:
+            nonlocal bar
+            bar = progress_bar(total=n, unit="pos", desc=f"analysing {len(files)} file{'s' if len(files) > 1 else ''}",
+                               file=sys.stderr, dynamic_ncols=True)
 
-            def progress(n: int) -> None:
+        def progress(n: int) -> None:
+            if bar is not None:
                 bar.update(n)
     backend, workers = parallel_backend(args, "analyse")
     try:

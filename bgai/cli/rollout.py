@@ -38,6 +38,7 @@ import numpy as np
 from bgai.agents.registry import valid_specs
 from bgai.cli.args import add_ray_option, parallel_backend, positive_int, seed_type
 from bgai.errors import BgaiError
+from bgai.util.progress import progress_bar
 
 
 def register(subparsers) -> None:
@@ -85,9 +86,7 @@ class _Progress:
     def __init__(self, total: int, what: str) -> None:
         self.bar = None
         if sys.stderr.isatty():
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, unit="trial", desc=what, file=sys.stderr, dynamic_ncols=True)
+            self.bar = progress_bar(total=total, unit="trial", desc=what, file=sys.stderr, dynamic_ncols=True)
 
     def __call__(self, done: int, total: int, equity: float, se: float) -> None:
         if self.bar is not None:

@@ -31,6 +31,7 @@ from bgai.game.met import load_met
 from bgai.game.play import dice_rng
 from bgai.game.play_cube import CubefulResults, cube_policy_for, play_cubeful
 from bgai.util.parallel import run_units
+from bgai.util.progress import progress_bar
 
 __all__ = ["CubeReport", "PlayerCubeStats", "evaluate_cubeful", "summarize_cubeful", "play_cubeful_unit", "CHUNK_UNITS"]
 
@@ -346,10 +347,8 @@ def evaluate_cubeful(
         on_plan(len(jobs), size, min(workers, len(jobs)))
     bar = None
     if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=count, unit="game" if rules.is_money else "match", desc=f"{name_a} vs {name_b}",
-                   file=sys.stderr, dynamic_ncols=True)
+        bar = progress_bar(total=count, unit="game" if rules.is_money else "match", desc=f"{name_a} vs {name_b}",
+                           file=sys.stderr, dynamic_ncols=True)
     t0 = time.perf_counter()
     try:
         run = run_units(fn, jobs, workers=workers, setup=build_context,

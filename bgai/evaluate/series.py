@@ -49,6 +49,7 @@ from bgai.evaluate.savegames import GameSaver, SavedUnit, unit_files
 from bgai.game.play import CUBELESS_RULES, GameResults, dice_rng, play_games
 from bgai.util.fileio import atomic_write_json
 from bgai.util.parallel import run_units, unit_size
+from bgai.util.progress import progress_bar
 
 #: The largest work unit, in games (an even number, so duplicate pairs are never split).  Larger batches run
 #: faster per game (numpy overhead per ply is shared by more games) up to about this size.  A series uses at most
@@ -433,9 +434,7 @@ def evaluate(
         on_plan(units, chunk, min(workers, len(jobs)))
     bar = None
     if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=games, unit="game", desc=f"{name_a} vs {name_b}", file=sys.stderr, dynamic_ncols=True)
+        bar = progress_bar(total=games, unit="game", desc=f"{name_a} vs {name_b}", file=sys.stderr, dynamic_ncols=True)
     total = [0.0, 0]  # A's points, games
 
     def collect(job: int, done: list[tuple[int, GameResults | SavedUnit]]) -> None:

@@ -532,6 +532,23 @@ def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     return ckpt
 
 
+def _load_error_detail(exc: BaseException, limit: int = 240) -> str:
+    """The first specific line of torch's ``load_state_dict`` error, one line of at most ``limit`` characters.
+
+    torch's message starts with the header ``Error(s) in loading state_dict for ValueNet:`` and lists the
+    mismatches on the following lines (``size mismatch for body.0.weight: copying a param with shape ...``); the
+    header alone says nothing, so the first mismatch is kept and the number of further ones is added.
+    """
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    if len(lines) > 1 and lines[0].startswith("Error(s) in loading"):
+        lines = lines[1:]
+    detail = lines[0].rstrip(".") if len(lines[0]) <= limit else lines[0][: limit - 3] + "..."
+    more = sum(line.count("size mismatch for") for line in lines[1:]) or len(lines) - 1
+    return detail + (f"; {more} more" if more else "")
+
+
 def _build_net(entry: dict[str, Any], path: str) -> BundleNet:
     """One :class:`BundleNet` from its file entry: sizes, encoding and classes checked before building."""
     try:
@@ -548,8 +565,8 @@ def _build_net(entry: dict[str, Any], path: str) -> BundleNet:
     try:
         net.load_state_dict(state)
     except (RuntimeError, KeyError, TypeError) as exc:
-        msg = str(exc).splitlines()[0]
-        raise CheckpointError(f"{path!r}: weights do not fit the stored architecture ({msg})") from None
+        raise CheckpointError(f"{path!r}: weights do not fit the stored architecture ({_load_error_detail(exc)})"
+                              ) from None
     net.eval()
     record = entry.get("record") if isinstance(entry.get("record"), dict) else {}
     return BundleNet(str(name), tuple(str(c) for c in classes), net, encoder, dict(record))

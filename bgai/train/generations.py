@@ -47,7 +47,9 @@ Output folder ``OUT``:
   seconds, :func:`cpu_seconds`) and ``pubeval.seconds`` / ``parent_match.seconds`` (wall-clock seconds of the
   evaluation) are measurements of the run, kept as its cost; compare runs on the other fields (the results),
   not on the file's bytes or SHA-256.  ``docs/lineage/generations.jsonl`` is a curated summary of the shipped
-  models' lineage in a shorter form, without these fields.
+  models' lineage in a shorter form, without these fields; there ``labels`` is likewise the generation's new
+  labels, and ``labels_trained`` adds, per class, the labelled positions its nets were trained on (training and
+  validation split; an inherited net's count is its parent's).
 
 Resume (the same command again, also after Ctrl-C or a crash): labels make only their missing shards, training
 continues ``train/last.pt`` exactly (``--resume``), a finished ``model.pt`` is not trained again, evaluations
