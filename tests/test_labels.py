@@ -233,3 +233,30 @@ def test_relabelling_labels_the_folders_positions_once_each_and_refuses_changed_
     assert main(["label", str(tmp_path / "cli3"), "--model", MODEL, "--relabel", str(tmp_path / "notlabels")]) == 2
     assert "is not a bgai-labels description" in capsys.readouterr().err
     assert not (tmp_path / "cli3").exists()
+
+
+def test_a_config_can_name_the_first_shards_of_a_growing_folder(tmp_path):
+    """``supervised.data`` item ``{labels: FOLDER, shards: N}``: exactly shards 0..N-1, whatever else the folder
+    holds by then; a missing one of them, or a bad item, is a one-line error."""
+    from bgai.errors import ConfigError
+    from bgai.train.config import TrainConfig
+    from bgai.train.supervised import load_datasets
+
+    f = tmp_path / "f"
+    make_labels(str(f), _settings(), 3)
+    first2 = [_shard(f, i) for i in range(2)]
+    got = load_labels(str(f), shards=2)
+    assert np.array_equal(got.probs, np.concatenate([s["probs"] for s in first2]))
+    assert len(load_labels(str(f))) == len(got) + len(_shard(f, 2)["probs"])
+    ds = load_datasets([{"labels": str(f), "shards": 2}])
+    assert len(ds) == len(got)
+    os.remove(f / "shard-00001.npz")
+    with pytest.raises(LabelError, match=r"lacks 1 of its first 2 shards \(the first missing: shard-00001\.npz\)"):
+        load_labels(str(f), shards=2)
+    base = {"algorithm": "supervised", "supervised": {"data": [str(f)]}}
+    for bad in ({"labels": str(f), "shards": 0}, {"labels": str(f)}, {"labels": str(f), "shards": "2"}):
+        base["supervised"]["data"] = [str(f), bad]
+        with pytest.raises(ConfigError, match=r"a list item may be \{labels: FOLDER, shards: N\}, N >= 1\), got \{"):
+            TrainConfig.from_dict(base)
+    base["supervised"]["data"] = [str(f), {"labels": str(f), "shards": 1}]
+    assert TrainConfig.from_dict(base).supervised.data[1] == {"labels": str(f), "shards": 1}

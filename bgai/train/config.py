@@ -305,6 +305,13 @@ class TDConfig:
             )
 
 
+def _is_shard_prefix(item: Any) -> bool:
+    """Whether ``item`` is a ``{labels: FOLDER, shards: N}`` list item of ``supervised.data`` (the first ``N``
+    shards of a label folder, so a run can name exactly the labels it used while the folder keeps growing)."""
+    return (isinstance(item, dict) and set(item) == {"labels", "shards"} and isinstance(item["labels"], str)
+            and isinstance(item["shards"], int) and not isinstance(item["shards"], bool) and item["shards"] >= 1)
+
+
 @dataclass
 class SupervisedConfig:
     """Supervised training on labelled positions (:mod:`bgai.train.supervised`)."""
@@ -312,7 +319,10 @@ class SupervisedConfig:
     data: str | list = ""
     """Dataset: a ``bgai label`` folder, an ``.npz`` with ``boards`` or ``position_ids`` and ``targets``, or text
     lines ``POSITION_ID p_win p_wg p_wbg p_lg p_lbg`` (:func:`bgai.train.supervised.load_dataset`), or a list of
-    such paths (their positions concatenated in list order); a relative path is taken from the working directory."""
+    such paths (their positions concatenated in list order); a relative path is taken from the working directory.
+    A list item ``{labels: FOLDER, shards: N}`` takes the first ``N`` shards of a label folder (``shard-00000`` ..
+    ``shard-{N-1}``, all of which must exist), so that a config names exactly the labels a run used while the folder
+    grows on."""
     net: str = "all"
     """The bundle net to train: ``'all'`` for a fresh one-net bundle; with ``warm_start``, the name of one of its
     nets (the others are kept as they are, and only positions of that net's classes are used), or a position class
@@ -354,8 +364,10 @@ class SupervisedConfig:
         _one_of(self, "loss", ("bce", "mse"))
         _one_of(self, "init", ("copy", "fresh", "widen"))
         paths = self.data if isinstance(self.data, list) else [self.data]
-        if not all(isinstance(d, str) for d in paths) or (isinstance(self.data, list) and not self.data):
-            raise ConfigError(f"config key 'data' must be a path or a non-empty list of paths, got {self.data!r}")
+        bad = [d for d in paths if not (isinstance(d, str) or _is_shard_prefix(d))]
+        if bad or (isinstance(self.data, list) and not self.data):
+            raise ConfigError(f"config key 'data' must be a path or a non-empty list of paths (a list item may be "
+                              f"{{labels: FOLDER, shards: N}}, N >= 1), got {bad[0] if bad else self.data!r}")
         _positive(self, "lr", "lr_end")
         _at_least(self, 1, "batch_size", "epochs")
         _at_least(self, 0, "patience")

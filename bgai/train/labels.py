@@ -617,11 +617,13 @@ class Dataset:
         return len(self.boards)
 
 
-def load_labels(folder: str) -> Dataset:
-    """Read every shard of a label folder.
+def load_labels(folder: str, shards: int | None = None) -> Dataset:
+    """Read every shard of a label folder, or with ``shards=N`` its first ``N`` (``shard-00000`` ..
+    ``shard-{N-1}``, as a training config names the labels it used while the folder grows).
 
     Raises:
-        LabelError: not a label folder, or an unreadable shard (named).
+        LabelError: not a label folder, an unreadable shard (named), or, with ``shards``, a missing one of the
+            first ``N`` (named).
     """
     meta_path = os.path.join(folder, "dataset.json")
     try:
@@ -632,6 +634,13 @@ def load_labels(folder: str) -> Dataset:
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise LabelError(f"{folder!r} is not a bgai label folder ({meta_path} is not a {FORMAT} description)")
     names = sorted(n for n in os.listdir(folder) if n.startswith("shard-") and n.endswith(".npz"))
+    if shards is not None:
+        present = set(names)
+        names = [_SHARD.format(i) for i in range(shards)]
+        missing = [n for n in names if n not in present]
+        if missing:
+            raise LabelError(f"{folder!r} lacks {len(missing)} of its first {shards} shards (the first missing: "
+                             f"{missing[0]})")
     parts = []
     for n in names:
         try:

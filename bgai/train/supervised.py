@@ -178,8 +178,9 @@ def _clip_estimates(probs: np.ndarray, std_errors: np.ndarray, path: str) -> np.
     return np.where(near, np.clip(probs, 0.0, 1.0), probs).astype(np.float32)
 
 
-def load_dataset(path: str | os.PathLike) -> Dataset:
-    """Read and check a dataset file (module docstring).
+def load_dataset(path: str | os.PathLike | dict) -> Dataset:
+    """Read and check a dataset file (module docstring); ``{'labels': FOLDER, 'shards': N}``: the first ``N``
+    shards of a label folder (:func:`bgai.train.labels.load_labels`).
 
     Raises:
         DatasetError: missing or unreadable file, a malformed line, different numbers of positions and targets,
@@ -187,11 +188,16 @@ def load_dataset(path: str | os.PathLike) -> Dataset:
         PositionIDError: a malformed Position ID (its index named).
         LabelError: a folder that is not a readable label folder.
     """
+    shards = None
+    if isinstance(path, dict):
+        path, shards = path["labels"], path["shards"]
+        if not os.path.isdir(path):
+            raise DatasetError(f"label folder {os.fspath(path)!r} does not exist")
     p = os.fspath(path)
     if not p:
         raise DatasetError("no dataset: set supervised.data to a dataset file")
     if os.path.isdir(p):
-        labels = load_labels(p)
+        labels = load_labels(p, shards=shards)
         boards, targets = labels.boards, _clip_estimates(labels.probs, labels.std_errors, p)
     elif not os.path.isfile(p):
         raise DatasetError(f"dataset {p!r} does not exist")
@@ -229,10 +235,12 @@ def lr_at(cfg, fraction: float) -> float:
 
 
 def _data_names(data) -> str | list[str]:
-    """The dataset path(s)' base names, for a net's training record."""
+    """The dataset path(s)' base names, for a net's training record (``NAME[:N shards]`` for a shard prefix)."""
     if isinstance(data, (list, tuple)):
-        return [os.path.basename(os.path.normpath(d)) for d in data]
-    return os.path.basename(data)
+        return [_data_names(d) for d in data]
+    if isinstance(data, dict):
+        return f"{os.path.basename(os.path.normpath(data['labels']))}[:{data['shards']} shards]"
+    return os.path.basename(os.path.normpath(data))
 
 
 #: Version of :meth:`SupervisedTrainer.state_dict`'s layout.
