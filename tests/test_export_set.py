@@ -148,7 +148,7 @@ def test_export_bundle_refuses_a_missing_directory_before_writing(tmp_path):
 
 
 def test_the_shipped_default_exports_and_plays_like_the_bundle(tmp_path, monkeypatch, capsys):
-    """``bgai export default`` on the model checkpoints/models.json names (bgai-sl7: a 256-unit contact net beside
+    """``bgai export default`` on the model checkpoints/models.json names (bgai-sl8: a 512-unit contact net beside
     128-unit crashed and race nets, the bear-off database): every file of the set, with ``:bearoff=db``, values
     positions of every class as the torch bundle does and chooses the same plays."""
     monkeypatch.delenv("BGAI_MODEL", raising=False)
@@ -157,7 +157,7 @@ def test_the_shipped_default_exports_and_plays_like_the_bundle(tmp_path, monkeyp
                                             "m.race.npz", "m.race.onnx"]
     torch_agent = make_agent("default:bearoff=db")
     assert {n.name: list(n.net.spec.hidden) for n in torch_agent.bundle.nets} == {
-        "crashed": [128], "contact": [256], "race": [128]}
+        "crashed": [128], "contact": [512], "race": [128]}
     boards = random_positions(2000, 11)
     want = torch_agent.probabilities(boards)
     rng = np.random.default_rng(3)

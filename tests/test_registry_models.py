@@ -213,7 +213,7 @@ def test_default_is_the_manifest_model_not_the_newest_file(tmp_path, monkeypatch
 
 def test_repository_manifest_names_the_shipped_model(monkeypatch):
     monkeypatch.delenv("BGAI_MODEL", raising=False)
-    assert os.path.basename(default_model_spec()) == "bgai-sl7.pt"
+    assert os.path.basename(default_model_spec()) == "bgai-sl8.pt"
 
 
 def test_default_without_model_is_an_error_not_pubeval(tmp_path, monkeypatch, capsys):
