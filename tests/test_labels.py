@@ -240,7 +240,7 @@ def test_a_config_can_name_the_first_shards_of_a_growing_folder(tmp_path):
     holds by then; a missing one of them, or a bad item, is a one-line error."""
     from bgai.errors import ConfigError
     from bgai.train.config import TrainConfig
-    from bgai.train.supervised import load_datasets
+    from bgai.train.supervised import DatasetError, load_datasets
 
     f = tmp_path / "f"
     make_labels(str(f), _settings(), 3)
@@ -253,10 +253,15 @@ def test_a_config_can_name_the_first_shards_of_a_growing_folder(tmp_path):
     os.remove(f / "shard-00001.npz")
     with pytest.raises(LabelError, match=r"lacks 1 of its first 2 shards \(the first missing: shard-00001\.npz\)"):
         load_labels(str(f), shards=2)
+    with pytest.raises(LabelError, match=r"shards must be 1 \.\. 1,000,000 for .*, got 1,000,000,000,000$"):
+        load_labels(str(f), shards=10**12)  # at once, not after listing a trillion names
+    with pytest.raises(DatasetError, match=r"shard-00000\.npz' is not a folder"):
+        load_datasets([{"labels": str(f / "shard-00000.npz"), "shards": 1}])
     base = {"algorithm": "supervised", "supervised": {"data": [str(f)]}}
-    for bad in ({"labels": str(f), "shards": 0}, {"labels": str(f)}, {"labels": str(f), "shards": "2"}):
+    for bad in ({"labels": str(f), "shards": 0}, {"labels": str(f)}, {"labels": str(f), "shards": "2"},
+                {"labels": str(f), "shards": 10**12}):
         base["supervised"]["data"] = [str(f), bad]
-        with pytest.raises(ConfigError, match=r"a list item may be \{labels: FOLDER, shards: N\}, N >= 1\), got \{"):
+        with pytest.raises(ConfigError, match=r"a list item may be \{labels: FOLDER, shards: N\}, N in 1 \.\. 1,000,000\), got \{"):
             TrainConfig.from_dict(base)
     base["supervised"]["data"] = [str(f), {"labels": str(f), "shards": 1}]
     assert TrainConfig.from_dict(base).supervised.data[1] == {"labels": str(f), "shards": 1}

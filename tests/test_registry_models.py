@@ -240,8 +240,16 @@ def test_option_errors_name_the_spec_as_given(model, monkeypatch):
     (``default:``, ``m.pt:``, ``m.pt::ply=1``) is refused, not read as no options; a trailing comma is harmless."""
     ckpt = model[0]
     monkeypatch.setenv("BGAI_MODEL", ckpt)
-    with pytest.raises(AgentSpecError, match=r"^ply must be 0, 1 or 2, got 7 \(agent spec 'default:ply=7'\)$"):
+    with pytest.raises(AgentSpecError, match=r"^ply must be 0, 1 or 2, got 7 \(agent spec 'default:ply=7', that is "
+                                             r"'.*net\.pt:ply=7'\)$"):
         make_agent("default:ply=7")
+    monkeypatch.setenv("BGAI_MODEL", f"{ckpt}:ply=7")  # the bad option from $BGAI_MODEL: its value is shown
+    with pytest.raises(AgentSpecError, match=r"got 7 \(agent spec 'default', that is '.*net\.pt:ply=7'\)$"):
+        make_agent("default")
+    monkeypatch.setenv("BGAI_MODEL", f"{ckpt}:")
+    with pytest.raises(AgentSpecError, match=r"^\$BGAI_MODEL='.*net\.pt:': empty options after ':'"):
+        make_agent("default:ply=1")
+    monkeypatch.setenv("BGAI_MODEL", ckpt)
     with pytest.raises(AgentSpecError, match=r"got 3 \(agent spec '.*net\.pt:ply=3'\)$"):
         make_agent(f"{ckpt}:ply=3")
     for spec in ("default:", f"{ckpt}:", f"{ckpt}::ply=1", "pubeval:"):

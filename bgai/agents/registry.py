@@ -146,7 +146,10 @@ def default_model_spec(checkpoint_dir: str | None = None) -> str:
     """
     env = os.environ.get(MODEL_ENV, "").strip()
     if env:
-        name, _ = parse_spec(env)
+        try:
+            name, _ = parse_spec(env)
+        except AgentSpecError as exc:
+            raise AgentSpecError(f"${MODEL_ENV}={env!r}: {exc}") from None
         if name.lower() == DEFAULT or name.lower() in BUILTINS:
             raise AgentSpecError(f"${MODEL_ENV}={env!r} must name a model file (.pt, .onnx or .npz), not an agent name")
         if not os.path.isfile(name):
@@ -223,10 +226,12 @@ def _checkpoint_agent(name: str, options: dict[str, int | str], spec: str, given
     try:
         return NeuralAgent.load(name, **options)
     except AgentSpecError as exc:
-        shown = given or spec
-        if shown in str(exc):
+        if (given or spec) in str(exc):
             raise
-        raise AgentSpecError(f"{exc} (agent spec {shown!r})") from None
+        shown = repr(given or spec)
+        if given and given != spec:  # 'default' resolved: say what it stood for ($BGAI_MODEL's options included)
+            shown += f", that is {spec!r}"
+        raise AgentSpecError(f"{exc} (agent spec {shown})") from None
     except Exception as exc:
         raise checkpoint_load_error(name, exc) from None
 

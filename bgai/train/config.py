@@ -305,11 +305,17 @@ class TDConfig:
             )
 
 
+#: The most shards a label job makes, and so the most a ``{labels: FOLDER, shards: N}`` item may name
+#: (:data:`bgai.train.labels.MAX_SHARDS` is this).
+MAX_LABEL_SHARDS = 1_000_000
+
+
 def _is_shard_prefix(item: Any) -> bool:
     """Whether ``item`` is a ``{labels: FOLDER, shards: N}`` list item of ``supervised.data`` (the first ``N``
     shards of a label folder, so a run can name exactly the labels it used while the folder keeps growing)."""
     return (isinstance(item, dict) and set(item) == {"labels", "shards"} and isinstance(item["labels"], str)
-            and isinstance(item["shards"], int) and not isinstance(item["shards"], bool) and item["shards"] >= 1)
+            and isinstance(item["shards"], int) and not isinstance(item["shards"], bool)
+            and 1 <= item["shards"] <= MAX_LABEL_SHARDS)
 
 
 @dataclass
@@ -367,7 +373,7 @@ class SupervisedConfig:
         bad = [d for d in paths if not (isinstance(d, str) or _is_shard_prefix(d))]
         if bad or (isinstance(self.data, list) and not self.data):
             raise ConfigError(f"config key 'data' must be a path or a non-empty list of paths (a list item may be "
-                              f"{{labels: FOLDER, shards: N}}, N >= 1), got {bad[0] if bad else self.data!r}")
+                              f"{{labels: FOLDER, shards: N}}, N in 1 .. {MAX_LABEL_SHARDS:,}), got {bad[0] if bad else self.data!r}")
         _positive(self, "lr", "lr_end")
         _at_least(self, 1, "batch_size", "epochs")
         _at_least(self, 0, "patience")

@@ -85,6 +85,7 @@ from bgai.core.position_id import encode_position_ids
 from bgai.errors import BgaiError, CheckpointError
 from bgai.game.play import play_games
 from bgai.model.classes import CLASS_NAMES, CLASS_OVER, classify
+from bgai.train.config import MAX_LABEL_SHARDS
 from bgai.util.fileio import atomic_write_bytes, atomic_write_json, ensure_directory, file_sha256
 from bgai.util.parallel import run_units
 
@@ -97,7 +98,7 @@ FORMAT_VERSION = 1
 #: The label kinds :func:`label_shard` makes.
 LABEL_KINDS = ("ply1", "ply2", "rollout")
 #: The most shards one job may have (a job lists its shards before it starts).
-MAX_SHARDS = 1_000_000
+MAX_SHARDS = MAX_LABEL_SHARDS
 #: The most candidate plays per sampled position (:attr:`LabelSettings.candidates`).
 MAX_CANDIDATES = 64
 _SHARD = "shard-{:05d}.npz"
@@ -635,6 +636,8 @@ def load_labels(folder: str, shards: int | None = None) -> Dataset:
         raise LabelError(f"{folder!r} is not a bgai label folder ({meta_path} is not a {FORMAT} description)")
     names = sorted(n for n in os.listdir(folder) if n.startswith("shard-") and n.endswith(".npz"))
     if shards is not None:
+        if not 1 <= shards <= MAX_SHARDS:
+            raise LabelError(f"shards must be 1 .. {MAX_SHARDS:,} for {folder!r}, got {shards:,}")
         present = set(names)
         names = [_SHARD.format(i) for i in range(shards)]
         missing = [n for n in names if n not in present]

@@ -192,7 +192,9 @@ def load_dataset(path: str | os.PathLike | dict) -> Dataset:
     if isinstance(path, dict):
         path, shards = path["labels"], path["shards"]
         if not os.path.isdir(path):
-            raise DatasetError(f"label folder {os.fspath(path)!r} does not exist")
+            what = "is not a folder" if os.path.exists(path) else "does not exist"
+            raise DatasetError(f"label folder {os.fspath(path)!r} {what} (a {{labels: FOLDER, shards: N}} item names "
+                               "a bgai label folder)")
     p = os.fspath(path)
     if not p:
         raise DatasetError("no dataset: set supervised.data to a dataset file")
