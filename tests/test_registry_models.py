@@ -271,3 +271,13 @@ def test_weights_of_the_wrong_size_name_the_mismatch(model, tmp_path):
     assert "weights do not fit the stored architecture (size mismatch for body.0.weight: copying a param with shape "\
            "torch.Size([24, 198]) from checkpoint, the shape in current model is torch.Size([12, 198]); 2 more)" in msg
     _assert_safe(msg)
+
+
+def test_hidden_sizes_stored_as_a_string_are_refused(model, tmp_path):
+    """``hidden: '24'`` in a checkpoint's net description is refused as such, not read as the layers 2 and 4."""
+    ck = torch.load(model[0], weights_only=True)
+    ck["nets"][0]["spec"]["hidden"] = "24"
+    bad = tmp_path / "str.pt"
+    torch.save(ck, bad)
+    with pytest.raises(CheckpointError, match=r"'hidden' must be a list of layer sizes, got '24'"):
+        make_agent(str(bad))

@@ -114,7 +114,8 @@ def valid_specs() -> str:
     """Human-readable list of valid agent specs, for error messages and ``--help``."""
     return (
         ", ".join(BUILTINS) + ", default (the shipped model), a checkpoint path such as model.pt[:ply=N], or an "
-        "exported model.onnx / model.npz (model options: ply=N, bearoff=db for the exact bear-off database)"
+        "exported model.onnx / model.npz (0-ply only; model options: ply=N for checkpoints, bearoff=db for the exact "
+        "bear-off database)"
     )
 
 

@@ -84,7 +84,10 @@ class NetSpec:
                 (:data:`MAX_UNITS` ...), before anything is allocated.
         """
         try:
-            return cls(int(d["n_inputs"]), tuple(int(h) for h in d["hidden"]), str(d["activation"]))
+            hidden = d["hidden"]
+            if not isinstance(hidden, (list, tuple)):  # a string such as '512' would read as three layers
+                raise TypeError(f"'hidden' must be a list of layer sizes, got {hidden!r}")
+            return cls(int(d["n_inputs"]), tuple(int(h) for h in hidden), str(d["activation"]))
         except ConfigError as exc:
             raise CheckpointError(f"network description in checkpoint refused: {exc}") from None
         except (KeyError, TypeError, ValueError) as exc:
