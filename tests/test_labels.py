@@ -261,7 +261,8 @@ def test_a_config_can_name_the_first_shards_of_a_growing_folder(tmp_path):
     for bad in ({"labels": str(f), "shards": 0}, {"labels": str(f)}, {"labels": str(f), "shards": "2"},
                 {"labels": str(f), "shards": 10**12}):
         base["supervised"]["data"] = [str(f), bad]
-        with pytest.raises(ConfigError, match=r"a list item may be \{labels: FOLDER, shards: N\}, N in 1 \.\. 1,000,000\), got \{"):
+        with pytest.raises(ConfigError,
+                           match=r"a list item may be \{labels: FOLDER, shards: N\}, N in 1 \.\. 1,000,000\), got \{"):
             TrainConfig.from_dict(base)
     base["supervised"]["data"] = [str(f), {"labels": str(f), "shards": 1}]
     assert TrainConfig.from_dict(base).supervised.data[1] == {"labels": str(f), "shards": 1}

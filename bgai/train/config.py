@@ -372,8 +372,9 @@ class SupervisedConfig:
         paths = self.data if isinstance(self.data, list) else [self.data]
         bad = [d for d in paths if not (isinstance(d, str) or _is_shard_prefix(d))]
         if bad or (isinstance(self.data, list) and not self.data):
+            got = bad[0] if bad else self.data
             raise ConfigError(f"config key 'data' must be a path or a non-empty list of paths (a list item may be "
-                              f"{{labels: FOLDER, shards: N}}, N in 1 .. {MAX_LABEL_SHARDS:,}), got {bad[0] if bad else self.data!r}")
+                              f"{{labels: FOLDER, shards: N}}, N in 1 .. {MAX_LABEL_SHARDS:,}), got {got!r}")
         _positive(self, "lr", "lr_end")
         _at_least(self, 1, "batch_size", "epochs")
         _at_least(self, 0, "patience")
