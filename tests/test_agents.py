@@ -201,7 +201,7 @@ def test_missing_checkpoint_names_the_path(tmp_path):
 @pytest.mark.parametrize(
     "spec, msg",
     [("x.pt:ply=two", "bad value"), ("x.pt:depth=2", "unknown option"), ("x.pt:ply", "key=value"),
-     ("x.pt:ply=-1", ">= 0"), ("", "empty")],
+     ("x.pt:ply=-1", "ply must be 0 or more, got -1"), ("", "empty")],
 )
 def test_bad_checkpoint_options(spec, msg):
     with pytest.raises(AgentSpecError, match=msg):

@@ -203,6 +203,19 @@ def test_npz_only_export(tmp_path):
     assert NumpyAgent.load(tmp_path / "w.npz").model.n_inputs == 198
 
 
+def test_exporting_an_export_says_so(tmp_path, capsys):
+    """An exported .npz / .onnx given to ``bgai export``: named as an export, not as a corrupt checkpoint."""
+    ckpt = _make_checkpoint(str(tmp_path / "m.pt"), "tesauro198", (20,), "sigmoid", seed=1)
+    assert main(["export", ckpt, "--format", "npz", "--out", str(tmp_path / "w.npz")]) == 0
+    capsys.readouterr()
+    for given in ("w.npz", "w.onnx"):
+        assert main(["export", str(tmp_path / given), "--out", str(tmp_path / "again.npz")]) == 2
+        err = capsys.readouterr().err
+        assert err == f"bgai: error: {str(tmp_path / given)!r} is already an exported model; bgai export takes a " \
+                      "checkpoint (.pt), such as the one it was exported from\n"
+    assert not (tmp_path / "again.npz").exists()
+
+
 def test_export_refuses_missing_directory_and_writes_usual_permissions(tmp_path, capsys):
     """Like ``eval --json``: a missing output directory is an error (never created), before any work."""
     import stat

@@ -264,5 +264,11 @@ def test_a_config_can_name_the_first_shards_of_a_growing_folder(tmp_path):
         with pytest.raises(ConfigError,
                            match=r"a list item may be \{labels: FOLDER, shards: N\}, N in 1 \.\. 1,000,000\), got \{"):
             TrainConfig.from_dict(base)
-    base["supervised"]["data"] = [str(f), {"labels": str(f), "shards": 1}]
+    base["supervised"]["data"] = [str(tmp_path / "other"), {"labels": str(f), "shards": 1}]
     assert TrainConfig.from_dict(base).supervised.data[1] == {"labels": str(f), "shards": 1}
+    for twice in ([str(f), {"labels": str(f), "shards": 1}], [{"labels": str(f), "shards": 1}, str(f) + "/"],
+                  [{"labels": str(f), "shards": 1}, {"labels": str(f), "shards": 2}]):
+        base["supervised"]["data"] = [str(tmp_path / "other"), *twice]
+        with pytest.raises(ConfigError, match=rf"^config key 'data' names '{f}' twice \(items 2 and 3\): its "
+                                              r"positions would be counted twice$"):
+            TrainConfig.from_dict(base)

@@ -268,7 +268,8 @@ def test_weights_of_the_wrong_size_name_the_mismatch(model, tmp_path):
     with pytest.raises(CheckpointError) as info:
         make_agent(str(bad))
     msg = str(info.value)
-    assert "weights do not fit the stored architecture (size mismatch for body.0.weight: copying a param with shape "\
+    name = ck["nets"][0]["name"]
+    assert f"the {name!r} net's weights do not fit its stored architecture (size mismatch for body.0.weight: copying a param with shape "\
            "torch.Size([24, 198]) from checkpoint, the shape in current model is torch.Size([12, 198]); 2 more)" in msg
     _assert_safe(msg)
 
@@ -281,3 +282,18 @@ def test_hidden_sizes_stored_as_a_string_are_refused(model, tmp_path):
     torch.save(ck, bad)
     with pytest.raises(CheckpointError, match=r"'hidden' must be a list of layer sizes, got '24'"):
         make_agent(str(bad))
+
+
+def test_options_on_named_agents_are_read_as_options():
+    """``default:ply`` and ``random:seed=1`` are a named agent with a bad option (not an unknown agent, nor a
+    list of checkpoint options for a bot that takes none); ply errors share one wording."""
+    with pytest.raises(AgentSpecError, match=r"^bad option 'ply' in agent spec 'default:ply': expected key=value$"):
+        make_agent("default:ply")
+    with pytest.raises(AgentSpecError, match=r"^unknown option 'seed' in agent spec 'random:seed=1': agent 'random' "
+                                             r"takes no options$"):
+        make_agent("random:seed=1")
+    with pytest.raises(AgentSpecError, match=r"^unknown option 'x' in agent spec 'bgsage:x=1': agent 'bgsage' takes "
+                                             r"only ply$"):
+        make_agent("bgsage:x=1")
+    with pytest.raises(AgentSpecError, match=r"^ply must be 0 or more, got -1 \(agent spec 'default:ply=-1'\)$"):
+        make_agent("default:ply=-1")

@@ -253,7 +253,11 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | str]]:
     name, groups = spec, []
     while True:  # peel ':options' groups off the end: 'm.pt:ply=1:bearoff=db', 'm.pt:ply=1,bearoff=db'
         head, sep, tail = name.rpartition(":")
-        model_options = not groups and head.lower().endswith(CHECKPOINT_SUFFIXES)  # 'm.pt:x': a bad option x
+        # 'm.pt:x', 'default:x', 'random:x': x is a (bad) option, not part of a name
+        model_options = not groups and (
+            head.lower().endswith(CHECKPOINT_SUFFIXES + EXPORT_SUFFIXES)
+            or head.strip().lower() in (DEFAULT, *BUILTINS)
+        )
         if not (sep and head and ("=" in tail or not tail or model_options)):
             break
         if not tail.strip():
@@ -267,6 +271,11 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | str]]:
             raise AgentSpecError(f"bad option {item!r} in agent spec {spec!r}: expected key=value")
         if key in options:
             raise AgentSpecError(f"option {key!r} given twice in agent spec {spec!r}")
+        builtin = name.strip().lower()
+        if builtin in BUILTINS and key not in BUILTIN_OPTIONS.get(builtin, ()):
+            allowed = BUILTIN_OPTIONS.get(builtin, ())
+            takes = f"takes only {', '.join(allowed)}" if allowed else "takes no options"
+            raise AgentSpecError(f"unknown option {key!r} in agent spec {spec!r}: agent {builtin!r} {takes}")
         if key not in CHECKPOINT_OPTIONS:
             raise AgentSpecError(
                 f"unknown option {key!r} in agent spec {spec!r}; valid options: {', '.join(CHECKPOINT_OPTIONS)}"
@@ -277,7 +286,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | str]]:
             hint = " (use db or net)" if key == "bearoff" else ""
             raise AgentSpecError(f"bad value {value!r} for option {key!r} in agent spec {spec!r}{hint}") from None
         if key == "ply" and parsed < 0:
-            raise AgentSpecError(f"ply must be >= 0 in agent spec {spec!r}, got {parsed}")
+            raise AgentSpecError(f"ply must be 0 or more, got {parsed} (agent spec {spec!r})")
         options[key] = parsed
     return name, options
 

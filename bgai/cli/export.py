@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bgai export``."""
-    from bgai.agents.registry import parse_spec, resolve_spec
+    from bgai.agents.registry import EXPORT_SUFFIXES, parse_spec, resolve_spec
     from bgai.errors import AgentSpecError
     from bgai.model.export import export_checkpoint
 
@@ -49,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
         raise AgentSpecError(f"bgai export takes a model file, not agent options: {args.checkpoint!r} has "
                              f"{', '.join(f'{k}={v}' for k, v in options.items())}{stands}; export the file alone "
                              "and give the options when the exported model is loaded (e.g. model.onnx:ply=1)")
+    if path.lower().endswith(EXPORT_SUFFIXES):  # an exported model holds no training state to export from
+        raise AgentSpecError(f"{path!r} is already an exported model; bgai export takes a checkpoint (.pt), such as "
+                             "the one it was exported from")
     written = export_checkpoint(path, args.out, fmt=args.format)
     for kind, path in written.items():
         print(f"{kind:6s} {path}")

@@ -565,7 +565,8 @@ def _build_net(entry: dict[str, Any], path: str) -> BundleNet:
     try:
         net.load_state_dict(state)
     except (RuntimeError, KeyError, TypeError) as exc:
-        raise CheckpointError(f"{path!r}: weights do not fit the stored architecture ({_load_error_detail(exc)})"
+        raise CheckpointError(f"{path!r}: the {name!r} net's weights do not fit its stored architecture "
+                              f"({_load_error_detail(exc)})"
                               ) from None
     net.eval()
     record = entry.get("record") if isinstance(entry.get("record"), dict) else {}

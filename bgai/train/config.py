@@ -375,6 +375,13 @@ class SupervisedConfig:
             got = bad[0] if bad else self.data
             raise ConfigError(f"config key 'data' must be a path or a non-empty list of paths (a list item may be "
                               f"{{labels: FOLDER, shards: N}}, N in 1 .. {MAX_LABEL_SHARDS:,}), got {got!r}")
+        seen: dict[str, int] = {}
+        for i, item in enumerate(paths, 1):  # one dataset twice would count its positions twice
+            key = os.path.normpath(os.path.expanduser(item if isinstance(item, str) else item["labels"]))
+            if key in seen:
+                raise ConfigError(f"config key 'data' names {key!r} twice (items {seen[key]} and {i}): its positions "
+                                  "would be counted twice")
+            seen[key] = i
         _positive(self, "lr", "lr_end")
         _at_least(self, 1, "batch_size", "epochs")
         _at_least(self, 0, "patience")
