@@ -189,6 +189,10 @@ def test_default_uses_bgai_model(model, monkeypatch, capsys):
     assert code == code2 == 0
     plays = out_default.splitlines()[1:]  # the first line names the agent as given
     assert len(plays) >= 5 and plays == out_path.splitlines()[1:]
+    capsys.readouterr()
+    assert main(["eval", "default", "random", "--games", "2", "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("default vs random: 2 games") and f"bgai: note: default is {ckpt}:ply=1\n" in err
 
 
 def test_default_is_the_manifest_model_not_the_newest_file(tmp_path, monkeypatch):

@@ -128,6 +128,7 @@ def _publish(report, json_path: str | None, saver=None) -> int:
     if saver is not None:
         print(f"bgai eval: {saver.summary()}", file=sys.stderr)
     print(report.table())
+    _note_default(report.agent_a, report.agent_b)
     if json_path:
         data = report.to_dict()
         data["agents"] = {"a": _agent_record(report.agent_a), "b": _agent_record(report.agent_b)}
@@ -140,6 +141,19 @@ def _publish(report, json_path: str | None, saver=None) -> int:
               file=sys.stderr)
         return 130
     return 0
+
+
+def _note_default(*specs: str) -> None:
+    """A note on stderr naming the model a ``default`` side stood for (the table keeps the spec as given)."""
+    from bgai.agents.registry import resolve_spec
+
+    for spec in dict.fromkeys(specs):
+        try:
+            resolved = resolve_spec(spec)
+        except BgaiError:  # pragma: no cover - the series already resolved it
+            continue
+        if resolved != spec:
+            print(f"bgai: note: {spec} is {resolved}", file=sys.stderr)
 
 
 def _agent_record(spec: str) -> dict:
