@@ -565,7 +565,7 @@ def _build_net(entry: dict[str, Any], path: str) -> BundleNet:
     try:
         net.load_state_dict(state)
     except (RuntimeError, KeyError, TypeError) as exc:
-        raise CheckpointError(f"{path!r}: the {name!r} net does not fit its stored sizes "
+        raise CheckpointError(f"{path!r}: the {name!r} net's weights do not fit its sizes "
                               f"({_load_error_detail(exc)})"
                               ) from None
     net.eval()
