@@ -273,8 +273,9 @@ def test_weights_of_the_wrong_size_name_the_mismatch(model, tmp_path):
         make_agent(str(bad))
     msg = str(info.value)
     name = ck["nets"][0]["name"]
-    assert f"the {name!r} net's weights do not fit its sizes (size mismatch for body.0.weight: copying a param with shape "\
-           "torch.Size([24, 198]) from checkpoint, the shape in current model is torch.Size([12, 198]); 2 more)" in msg
+    assert f"the {name!r} net's weights do not fit its sizes (size mismatch for body.0.weight: copying a param " \
+           "with shape torch.Size([24, 198]) from checkpoint, the shape in current model is torch.Size([12, 198]); " \
+           "2 more)" in msg
     _assert_safe(msg)
 
 
