@@ -245,7 +245,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | str]]:
     """Split a spec into ``(name or path, options)``.
 
     Raises:
-        AgentSpecError: empty spec, an option that is not ``key=value``, an unknown option or a bad value.
+        AgentSpecError: empty spec, an option that is not ``key=value``, an unknown option (for a built-in bot: one
+            not in :data:`BUILTIN_OPTIONS`) or a bad value.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise AgentSpecError(f"empty agent spec; valid agents: {valid_specs()}")
@@ -264,6 +265,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | str]]:
             raise AgentSpecError(f"empty options after ':' in agent spec {spec!r}: drop the ':' or give key=value")
         name, groups = head, [tail, *groups]
     options: dict[str, int | str] = {}
+    builtin = name.strip().lower()
+    allowed = BUILTIN_OPTIONS.get(builtin, ())  # a built-in bot takes these options only
     for item in filter(None, (s.strip() for s in ",".join(groups).split(","))):
         key, eq, value = item.partition("=")
         key, value = key.strip().lower(), value.strip()
@@ -271,9 +274,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | str]]:
             raise AgentSpecError(f"bad option {item!r} in agent spec {spec!r}: expected key=value")
         if key in options:
             raise AgentSpecError(f"option {key!r} given twice in agent spec {spec!r}")
-        builtin = name.strip().lower()
-        if builtin in BUILTINS and key not in BUILTIN_OPTIONS.get(builtin, ()):
-            allowed = BUILTIN_OPTIONS.get(builtin, ())
+        if builtin in BUILTINS and key not in allowed:
             takes = f"takes only {', '.join(allowed)}" if allowed else "takes no options"
             raise AgentSpecError(f"unknown option {key!r} in agent spec {spec!r}: agent {builtin!r} {takes}")
         if key not in CHECKPOINT_OPTIONS:
@@ -333,13 +334,7 @@ def make_agent(spec: str) -> Agent:
     given, spec = spec, resolve_spec(spec)
     name, options = parse_spec(spec)
     key = name.lower()
-    if key in BUILTINS:
-        allowed = BUILTIN_OPTIONS.get(key, ())
-        extra = [k for k in options if k not in allowed]
-        if extra and not allowed:
-            raise AgentSpecError(f"agent {key!r} takes no options (got {spec!r})")
-        if extra:
-            raise AgentSpecError(f"agent {key!r} takes only {', '.join(allowed)} (got {spec!r})")
+    if key in BUILTINS:  # its options were checked against BUILTIN_OPTIONS by parse_spec
         agent = BUILTINS[key](**options)
     elif key.endswith(EXPORT_SUFFIXES):
         agent = _export_agent(name, options, spec)
