@@ -241,7 +241,10 @@ def test_progress_bar_and_stderr_same_as_locally(cluster, tmp_path):
     def stderr_lines(extra: list[str]) -> list[str]:
         out = subprocess.run(cmd + extra, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr
-        return [line.split("|")[0].strip() for line in out.stderr.replace("\r", "\n").splitlines() if line.strip()]
+        lines = [line.split("|")[0].strip() for line in out.stderr.replace("\r", "\n").splitlines() if line.strip()]
+        # tqdm may redraw an unchanged bar (e.g. 100% on update and again on close), depending on timing: one
+        # line per distinct consecutive state
+        return [line for i, line in enumerate(lines) if i == 0 or line != lines[i - 1]]
 
     local = stderr_lines([])
     on_ray = stderr_lines(["--ray", "auto"])
