@@ -40,8 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     limit_threads(1)
     try:
+        if len(set(args.models)) < len(args.models):
+            twice = next(m for m in args.models if args.models.count(m) > 1)
+            raise BgaiError(f"agent {twice!r} named twice in --models")
         if args.json:
-            check_destination(args.json)
+            check_destination(args.json, probe=True)
         labels = load_labels(args.labels)
         if labels.settings.get("kind") != "rollout":
             print(f"bench_accuracy: note: {args.labels!r} holds {labels.settings.get('kind')!r} labels, not "
@@ -57,19 +60,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_accuracy: error: {exc}", file=sys.stderr)
         return 2
     s = labels.settings
-    print(f"{args.labels}: {len(labels):,} positions, {s.get('kind')} labels of {s.get('model')} "
-          f"({s.get('trials')} trials, truncation {s.get('truncate')})")
+    how = f" ({s.get('trials')} trials, truncation {s.get('truncate')})" if s.get("kind") == "rollout" else ""
+    print(f"{args.labels}: {len(labels):,} positions, {s.get('kind', '?')} labels of {s.get('model', '?')}{how}")
     width = max(len(m) for m in results)
     for cls in next(iter(results.values())):
         first = next(iter(results.values()))[cls]
-        print(f"\n{cls}: {first['n']:,} positions (rollout SE of P(win) {first['rollout_se']:.4f})")
+        se = f"rollout SE of P(win) {first['rollout_se']:.4f}" if s.get("kind") == "rollout" else "not rollouts"
+        print(f"\n{cls}: {first['n']:,} positions ({se})")
         print(f"  {'agent':<{width}}  equity RMS  equity mean     bce    mean error per output (win, wg, wbg, lg, lbg)")
         for spec, res in results.items():
             r = res[cls]
             outs = " ".join(f"{v:+.4f}" for v in r["output_mean"])
             print(f"  {spec:<{width}}  {r['equity_rms']:10.4f}  {r['equity_mean']:+11.4f}  {r['bce']:.5f}  {outs}")
     if args.json:
-        atomic_write_json(args.json, {"labels": args.labels, "settings": s, "results": results})
+        try:
+            atomic_write_json(args.json, {"labels": args.labels, "settings": s, "results": results})
+        except BgaiError as exc:
+            print(f"bench_accuracy: error: {exc}", file=sys.stderr)
+            return 2
     return 0
 
 

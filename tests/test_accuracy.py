@@ -104,3 +104,36 @@ def test_bench_accuracy_script_on_rollout_labels(tmp_path):
                           "--models", "pubeval"], env=env, capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and bad.stderr.strip() == ("bench_accuracy: error: agent 'pubeval' gives no "
                                                           "probabilities to compare with rollouts")
+
+
+def test_damaged_shards_and_repeated_agents_are_one_line_errors(tmp_path):
+    import shutil
+
+    from bgai.train.labels import LabelError
+
+    folder = tmp_path / "ro"
+    make_labels(str(folder), LabelSettings(model=MODEL, kind="rollout", seed=3, games_per_shard=2, keep=0.1,
+                                           trials=36, truncate=4), 1)
+    shard = folder / "shard-00000.npz"
+    with np.load(shard) as z:
+        good = {k: z[k] for k in z.files}
+    cases = {"classes": ("class values outside 0 .. 4", lambda a: a.__setitem__("classes", a["classes"] + 7)),
+             "probs": ("probs of shape", lambda a: a.__setitem__("probs", a["probs"][:-1])),
+             "nan": ("non-finite probabilities", lambda a: a["probs"].__setitem__((0, 0), np.nan)),
+             "boards": ("boards of shape", lambda a: a.__setitem__("boards", a["boards"][:, :, :24]))}
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    for name, (message, damage) in cases.items():
+        bad = tmp_path / name
+        shutil.copytree(folder, bad)
+        arrays = {k: v.copy() for k, v in good.items()}
+        damage(arrays)
+        np.savez_compressed(bad / "shard-00000.npz", **arrays)
+        with pytest.raises(LabelError, match=f"shard-00000.npz' is damaged: {message}"):
+            load_labels(str(bad))
+        run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench_accuracy.py"), str(bad)], env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 2 and run.stderr.startswith("bench_accuracy: error: label shard")
+        assert message in run.stderr and run.stderr.count("\n") == 1
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench_accuracy.py"), str(folder), "--models",
+                          MODEL, MODEL], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and run.stderr == f"bench_accuracy: error: agent {MODEL!r} named twice in --models\n"

@@ -58,8 +58,10 @@ def accuracy(probs: np.ndarray, rollout: np.ndarray, rollout_se: np.ndarray | No
     r = np.clip(np.asarray(rollout, dtype=np.float64), 0.0, 1.0)
     if p.ndim != 2 or p.shape[1] != 5 or p.shape != r.shape:
         raise BgaiError(f"accuracy needs (N, 5) estimates and rollouts of the same shape, got {p.shape} and {r.shape}")
+    if rollout_se is not None and np.shape(rollout_se) != p.shape:
+        raise BgaiError(f"accuracy needs rollout standard errors of shape {p.shape}, got {np.shape(rollout_se)}")
     n = p.shape[0]
-    se = float(np.mean(rollout_se[:, 0])) if rollout_se is not None and n else float("nan")
+    se = float(np.mean(np.asarray(rollout_se)[:, 0])) if rollout_se is not None and n else float("nan")
     if n == 0:
         return {"n": 0, "equity_rms": float("nan"), "equity_mean": float("nan"), "output_mean": [float("nan")] * 5,
                 "bce": float("nan"), "rollout_se": se}
@@ -77,7 +79,7 @@ def class_accuracy(agent: Agent | str, labels: Dataset, batch: int = 4096) -> di
         agent: an agent with probabilities, or its spec (:func:`bgai.agents.registry.make_agent`, e.g.
             ``'checkpoints/bgai-sl8.pt:ply=1'`` or ``'gnubg'``).
         labels: a label folder read by :func:`bgai.train.labels.load_labels` (any label kind; the accuracy
-            against rollouts needs a rollout folder).
+            against rollouts needs a rollout folder; ``rollout_se`` is NaN for other kinds).
         batch: positions per :meth:`~bgai.agents.base.ProbabilityAgent.probabilities` call.
 
     Returns:
@@ -95,9 +97,10 @@ def class_accuracy(agent: Agent | str, labels: Dataset, batch: int = 4096) -> di
     boards = labels.boards
     probs = np.concatenate([a.probabilities(boards[i:i + batch]) for i in range(0, len(boards), batch)]) \
         if len(boards) else np.zeros((0, 5))
+    se = labels.std_errors if labels.settings.get("kind") == "rollout" else None
     out = {}
     for c in np.unique(labels.classes):
         m = labels.classes == c
-        out[CLASS_NAMES[int(c)]] = accuracy(probs[m], labels.probs[m], labels.std_errors[m])
-    out["all"] = accuracy(probs, labels.probs, labels.std_errors)
+        out[CLASS_NAMES[int(c)]] = accuracy(probs[m], labels.probs[m], None if se is None else se[m])
+    out["all"] = accuracy(probs, labels.probs, se)
     return out

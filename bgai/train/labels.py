@@ -646,13 +646,38 @@ def load_labels(folder: str, shards: int | None = None) -> Dataset:
                              f"{missing[0]})")
     parts = []
     for n in names:
+        path = os.path.join(folder, n)
         try:
-            with np.load(os.path.join(folder, n)) as z:
-                parts.append({k: z[k] for k in ("boards", "probs", "std_errors", "classes")})
+            with np.load(path) as z:
+                part = {k: z[k] for k in ("boards", "probs", "std_errors", "classes")}
         except Exception as exc:  # zipfile/numpy raise many kinds for a damaged file
-            raise LabelError(f"label shard {os.path.join(folder, n)!r} is unreadable ({type(exc).__name__})") from None
+            raise LabelError(f"label shard {path!r} is unreadable ({type(exc).__name__})") from None
+        problem = _shard_problem(part)
+        if problem:
+            raise LabelError(f"label shard {path!r} is damaged: {problem}")
+        parts.append(part)
+    settings = meta.get("settings")
+    settings = settings if isinstance(settings, dict) else {}
     if not parts:
         return Dataset(np.zeros((0, 2, 25), np.int8), np.zeros((0, 5), np.float32), np.zeros((0, 5), np.float32),
-                       np.zeros(0, np.int8), meta.get("settings", {}))
+                       np.zeros(0, np.int8), settings)
     return Dataset(*(np.concatenate([p[k] for p in parts]) for k in ("boards", "probs", "std_errors", "classes")),
-                   settings=meta.get("settings", {}))
+                   settings=settings)
+
+
+def _shard_problem(part: dict[str, np.ndarray]) -> str | None:
+    """What is wrong with a shard's arrays (shapes, class values, non-finite probabilities), or None."""
+    n = part["boards"].shape[0] if part["boards"].ndim == 3 else -1
+    if n < 0 or part["boards"].shape[1:] != (2, 25):
+        return f"boards of shape {part['boards'].shape}, not (N, 2, 25)"
+    for k in ("probs", "std_errors"):
+        if part[k].shape != (n, 5):
+            return f"{k} of shape {part[k].shape} for {n} boards, not ({n}, 5)"
+    if part["classes"].shape != (n,):
+        return f"classes of shape {part['classes'].shape} for {n} boards"
+    c = part["classes"]
+    if n and (not np.issubdtype(c.dtype, np.integer) or c.min() < 0 or c.max() >= len(CLASS_NAMES)):
+        return f"class values outside 0 .. {len(CLASS_NAMES) - 1}"
+    if not np.isfinite(part["probs"]).all():
+        return "non-finite probabilities"
+    return None
