@@ -21,9 +21,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bgai.agents.registry import make_agent
 from bgai.errors import BgaiError
-from bgai.evaluate.accuracy import class_accuracy
+from bgai.evaluate.accuracy import class_accuracy, probability_agent
 from bgai.train.labels import load_labels
 from bgai.util.fileio import atomic_write_json, check_destination
 from bgai.util.threads import limit_threads
@@ -46,38 +45,32 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             check_destination(args.json, probe=True)
         labels = load_labels(args.labels)
-        if labels.settings.get("kind") != "rollout":
-            print(f"bench_accuracy: note: {args.labels!r} holds {labels.settings.get('kind')!r} labels, not "
-                  "rollouts: the figures compare with that search", file=sys.stderr)
+        s = labels.settings
+        rollout = s.get("kind") == "rollout"
+        if not rollout:
+            print(f"bench_accuracy: note: {args.labels!r} holds {s.get('kind')!r} labels, not rollouts: the figures "
+                  "compare with that search", file=sys.stderr)
         if len(labels) == 0:
             raise BgaiError(f"{args.labels!r} holds no labels yet")
-        agents = {spec: make_agent(spec) for spec in args.models}  # every spec checked before the work
-        for spec, agent in agents.items():
-            if not agent.capabilities.probabilities:
-                raise BgaiError(f"agent {spec!r} gives no probabilities to compare with rollouts")
+        agents = {spec: probability_agent(spec) for spec in args.models}  # every spec checked before the work
         results = {spec: class_accuracy(agent, labels) for spec, agent in agents.items()}
+        if args.json:
+            atomic_write_json(args.json, {"labels": args.labels, "settings": s, "results": results})
     except BgaiError as exc:
         print(f"bench_accuracy: error: {exc}", file=sys.stderr)
         return 2
-    s = labels.settings
-    how = f" ({s.get('trials')} trials, truncation {s.get('truncate')})" if s.get("kind") == "rollout" else ""
+    how = f" ({s.get('trials')} trials, truncation {s.get('truncate')})" if rollout else ""
     print(f"{args.labels}: {len(labels):,} positions, {s.get('kind', '?')} labels of {s.get('model', '?')}{how}")
     width = max(len(m) for m in results)
     for cls in next(iter(results.values())):
         first = next(iter(results.values()))[cls]
-        se = f"rollout SE of P(win) {first['rollout_se']:.4f}" if s.get("kind") == "rollout" else "not rollouts"
+        se = f"rollout SE of P(win) {first['rollout_se']:.4f}" if rollout else "not rollouts"
         print(f"\n{cls}: {first['n']:,} positions ({se})")
         print(f"  {'agent':<{width}}  equity RMS  equity mean     bce    mean error per output (win, wg, wbg, lg, lbg)")
         for spec, res in results.items():
             r = res[cls]
             outs = " ".join(f"{v:+.4f}" for v in r["output_mean"])
             print(f"  {spec:<{width}}  {r['equity_rms']:10.4f}  {r['equity_mean']:+11.4f}  {r['bce']:.5f}  {outs}")
-    if args.json:
-        try:
-            atomic_write_json(args.json, {"labels": args.labels, "settings": s, "results": results})
-        except BgaiError as exc:
-            print(f"bench_accuracy: error: {exc}", file=sys.stderr)
-            return 2
     return 0
 
 

@@ -31,7 +31,7 @@ from bgai.errors import AgentCapabilityError, BgaiError
 from bgai.model.classes import CLASS_NAMES
 from bgai.train.labels import Dataset
 
-__all__ = ["accuracy", "class_accuracy"]
+__all__ = ["accuracy", "class_accuracy", "probability_agent"]
 
 #: Probabilities are clipped to [EPS, 1 - EPS] for the cross-entropy (a 0 or 1 estimate of a non-degenerate
 #: target would otherwise be infinite).
@@ -72,6 +72,20 @@ def accuracy(probs: np.ndarray, rollout: np.ndarray, rollout_se: np.ndarray | No
             "output_mean": [float(v) for v in (p - r).mean(axis=0)], "bce": float(bce), "rollout_se": se}
 
 
+def probability_agent(agent: Agent | str) -> Agent:
+    """The agent of a spec (or the agent itself), checked to have probabilities.
+
+    Raises:
+        AgentCapabilityError: it has none (pubeval, the heuristic bots), named by its spec or name.
+        AgentSpecError, CheckpointError: a bad spec.
+    """
+    a = make_agent(agent) if isinstance(agent, str) else agent
+    if not a.capabilities.probabilities:
+        name = agent if isinstance(agent, str) else getattr(a, "name", a)
+        raise AgentCapabilityError(f"agent {name!r} gives no probabilities to compare with rollouts")
+    return a
+
+
 def class_accuracy(agent: Agent | str, labels: Dataset, batch: int = 4096) -> dict[str, dict]:
     """:func:`accuracy` of an agent's probabilities on a rollout label folder, per class and over all.
 
@@ -90,10 +104,7 @@ def class_accuracy(agent: Agent | str, labels: Dataset, batch: int = 4096) -> di
         AgentCapabilityError: the agent has no probabilities (pubeval, the heuristic bots).
         AgentSpecError, CheckpointError: a bad spec.
     """
-    a = make_agent(agent) if isinstance(agent, str) else agent
-    if not a.capabilities.probabilities:
-        raise AgentCapabilityError(f"agent {getattr(a, 'name', agent)!r} gives no probabilities to compare with "
-                                   "rollouts")
+    a = probability_agent(agent)
     boards = labels.boards
     probs = np.concatenate([a.probabilities(boards[i:i + batch]) for i in range(0, len(boards), batch)]) \
         if len(boards) else np.zeros((0, 5))
