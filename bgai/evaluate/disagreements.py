@@ -80,14 +80,12 @@ class PairedResult:
     interrupted: str | None = None
 
     def as_dict(self) -> dict:
-        """JSON-ready figures (the per-decision arrays as lists; a standard error that is not defined, with one
-        decision, as None)."""
-        def num(v: float) -> float | None:
-            return None if math.isnan(v) else v
-
+        """JSON-ready figures (the per-decision arrays as lists; ``se_mppd``, not defined for one decision, as
+        None)."""
         return {"decisions": self.decisions, "differ": self.differ, "gain_mppd": self.gain_mppd,
-                "se_mppd": num(self.se_mppd), "gain_per_difference": self.gain_per_difference,
-                "diffs": self.diffs.tolist(), "diff_se": [num(v) for v in self.diff_se.tolist()],
+                "se_mppd": None if math.isnan(self.se_mppd) else self.se_mppd,
+                "gain_per_difference": self.gain_per_difference,
+                "diffs": self.diffs.tolist(), "diff_se": self.diff_se.tolist(),
                 "index": self.index.tolist(), "settings": self.settings, "interrupted": self.interrupted}
 
 
@@ -143,8 +141,7 @@ def _unit(context: tuple, unit: tuple) -> list:
                        variance_reduction=policy.has_probabilities)
         eq = cubeless_equity(swap_perspective(res))  # (2, trials), the mover's equity
         d = eq[1] - eq[0]
-        se = float(d.std(ddof=1) / math.sqrt(trials)) if trials > 1 else float("nan")
-        out.append((first + i, float(d.mean()), se))
+        out.append((first + i, float(d.mean()), float(d.std(ddof=1) / math.sqrt(trials))))  # trials >= 2
     return out
 
 
