@@ -18,9 +18,9 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import sys
 
+from bgai.cli.args import BgaiArgumentParser
 from bgai.errors import BgaiError
 from bgai.evaluate.accuracy import class_accuracy, probability_agent
 from bgai.train.labels import load_labels
@@ -31,7 +31,7 @@ DEFAULT_MODELS = ("default", "gnubg")
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = BgaiArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("labels", help="a rollout label folder (bgai label --kind rollout)")
     p.add_argument("--models", nargs="+", default=list(DEFAULT_MODELS), metavar="SPEC",
                    help="agent specs with probabilities (default: default gnubg)")

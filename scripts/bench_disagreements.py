@@ -27,7 +27,7 @@ import sys
 
 import numpy as np
 
-from bgai.cli.args import error_text, positive_int, seed_type
+from bgai.cli.args import BgaiArgumentParser, error_text, positive_int, seed_type
 from bgai.errors import BgaiError
 from bgai.evaluate.disagreements import draw_decisions, paired_test
 from bgai.model.classes import CLASS_NAMES
@@ -54,7 +54,7 @@ def _truncate(text: str) -> int | None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = BgaiArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("a", help="agent A, the reference (an agent spec: default, gnubg, model.pt:ply=1, ...)")
     ap.add_argument("b", help="agent B, the one whose gain over A is measured")
     ap.add_argument("--positions", default=DEFAULT_POSITIONS,

@@ -24,7 +24,6 @@ Usage: ``python scripts/bench_features.py [--batches 1000 10000 50000] [--repeat
 
 from __future__ import annotations
 
-import argparse
 import functools
 import importlib.util
 import sys
@@ -32,6 +31,7 @@ import time
 
 import numpy as np
 
+from bgai.cli.args import BgaiArgumentParser
 from bgai.core.board import flip, is_game_over, starting_board
 from bgai.core.movegen import afterstates
 from bgai.model.features import ENCODERS, extended, tesauro198
@@ -81,7 +81,7 @@ def time_rounds(fns: dict, x: np.ndarray, repeat: int, clock) -> dict[str, list[
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = BgaiArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batches", type=int, nargs="+", default=[1000, 10000, 50000])
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--seed", type=int, default=1)

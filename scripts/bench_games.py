@@ -24,13 +24,14 @@ sides runs from before the workers start until they are joined.  Usage::
 
 from __future__ import annotations
 
-import argparse
 import gc
 import multiprocessing as mp
 import resource
 import time
 
 import numpy as np
+
+from bgai.cli.args import BgaiArgumentParser
 
 
 def cpu_all() -> float:
@@ -120,7 +121,7 @@ def run_bgai(games: int, seed: int, workers: int):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = BgaiArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", type=int, default=3000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds; the best round of each side counts")

@@ -31,7 +31,6 @@ Usage: ``python scripts/bench_http.py [--agent default] [--requests 200] [--roun
 
 from __future__ import annotations
 
-import argparse
 import http.client
 import json
 import os
@@ -45,6 +44,7 @@ import numpy as np
 from positions import selfplay_positions  # scripts/positions.py
 
 from bgai.agents.registry import resolve_spec
+from bgai.cli.args import BgaiArgumentParser
 from bgai.core.dice import Dice
 from bgai.core.movegen import afterstates
 from bgai.core.position_id import encode_position_id
@@ -116,7 +116,7 @@ def get(conn: http.client.HTTPConnection, path: str) -> tuple[float, float, dict
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = BgaiArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--agent", default="default", help="agent spec served (default: the shipped model)")
     ap.add_argument("--requests", type=int, default=200, help="timed requests per row and round")
     ap.add_argument("--rounds", type=int, default=3)

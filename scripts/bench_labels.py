@@ -21,7 +21,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
@@ -29,12 +28,13 @@ import numpy as np
 
 from bgai.agents.registry import make_agent
 from bgai.analysis.rollout import rollout_position, rollout_positions
+from bgai.cli.args import BgaiArgumentParser
 from bgai.train.labels import LabelSettings, parse_classes, position_seed, sample_positions, shard_seed
 from bgai.util.threads import single_thread
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = BgaiArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="checkpoints/bgai-td128.pt")
     p.add_argument("--games", type=int, default=10)
     p.add_argument("--keep", type=float, default=0.05)

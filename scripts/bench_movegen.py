@@ -22,7 +22,6 @@ Usage: ``python scripts/bench_movegen.py [--seed 1] [--repeat 5] [--batches 1 10
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import os
 import resource
@@ -33,6 +32,7 @@ import tracemalloc
 import gnubg_nn
 import numpy as np
 
+from bgai.cli.args import BgaiArgumentParser
 from bgai.core.movegen import afterstates, use_compiled
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "reference_positions.npz")
@@ -84,7 +84,7 @@ def bench_bgai(B: np.ndarray, D: np.ndarray, batch: int, repeat: int, fast: bool
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = BgaiArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=5, help="rounds; each figure is the best round")
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 1024, 4096, 16384])

@@ -28,13 +28,14 @@ Prints trials per CPU second of each and the ratio bgai / gnubg (both on one cor
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import sys
 import time
 
 import numpy as np
+
+from bgai.cli.args import BgaiArgumentParser
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -90,7 +91,7 @@ def per_copy(sel: np.ndarray, cost, repeats: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = BgaiArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--positions", type=int, default=8, help="positions, a quarter per class (default 8)")
     ap.add_argument("--trials", type=int, default=1296, help="trials per position without VR (default 1296)")
     ap.add_argument("--vr", action="store_true", help="also time rollouts with variance reduction")

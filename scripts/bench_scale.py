@@ -27,7 +27,6 @@ round trip of a no-op unit through a Ray actor and through the local pool (start
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing as mp
 import os
 import statistics
@@ -39,6 +38,7 @@ import numpy as np
 
 from bgai.agents.registry import resolve_spec
 from bgai.analysis.rollout import rollout_context, run_rollout_unit
+from bgai.cli.args import BgaiArgumentParser
 from bgai.core.position_id import decode_position_id
 from bgai.evaluate.series import build_agents, run_play_unit
 from bgai.train.labels import LabelSettings, label_context, run_label_unit
@@ -125,7 +125,7 @@ def same(a, b) -> bool:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = BgaiArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--jobs", default="rollout,eval,label", help="comma-separated: rollout, eval, label")
     p.add_argument("--repeat", type=int, default=1, help="runs per configuration (median reported)")
     p.add_argument("--rollout-units", type=int, default=8)

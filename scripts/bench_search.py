@@ -35,7 +35,6 @@ Usage: ``python scripts/bench_search.py [--model checkpoints/bgai-td128.pt] [--r
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import os
 import sys
@@ -48,6 +47,7 @@ import torch
 from positions import selfplay_positions  # scripts/positions.py
 
 from bgai.agents.neural import NeuralAgent
+from bgai.cli.args import BgaiArgumentParser
 from bgai.core.movegen import afterstates
 
 DEFAULT_MODEL = os.path.join(os.path.dirname(__file__), "..", "checkpoints", "bgai-td128.pt")
@@ -236,7 +236,7 @@ def quality(args, agents, pool: np.ndarray) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = BgaiArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=DEFAULT_MODEL)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)

@@ -24,12 +24,13 @@ Usage: ``python scripts/bench_selfplay.py [--config configs/tdgammon.yaml] [--se
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
 
 import numpy as np
+
+from bgai.cli.args import BgaiArgumentParser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -108,7 +109,7 @@ def print_shares(stats) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = BgaiArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default=os.path.join(ROOT, "configs", "tdgammon.yaml"))
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--workers", type=int, nargs="+", default=None,

@@ -30,7 +30,6 @@ Usage: ``python scripts/bench_single.py [--model checkpoints/bgai-td128.pt] [--p
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 
@@ -39,6 +38,7 @@ from positions import selfplay_positions  # scripts/positions.py
 
 from bgai.agents.neural import NeuralAgent
 from bgai.analysis.api import rank_plays, rank_plays_batch
+from bgai.cli.args import BgaiArgumentParser
 from bgai.core import movegen
 from bgai.core.movegen import afterstates
 from bgai.util.threads import limit_threads
@@ -62,7 +62,7 @@ def pairs_with_plays(boards: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndar
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = BgaiArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default=DEFAULT_MODEL)
     ap.add_argument("--pairs", type=int, default=300, help="(position, roll) pairs per round")
     ap.add_argument("--rounds", type=int, default=3)

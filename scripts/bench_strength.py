@@ -26,12 +26,12 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 import numpy as np
 
+from bgai.cli.args import BgaiArgumentParser
 from bgai.errors import BgaiError
 from bgai.evaluate.strength import (  # noqa: F401  (the script's names, as before the library module)
     CLASSES,
@@ -74,7 +74,7 @@ def table(results: dict, classes=CLASSES) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = BgaiArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", nargs="+", default=list(DEFAULT_MODELS), help="agent specs (default: %(default)s)")
     ap.add_argument("--data", default=DEFAULT_DATA, help="benchmark folder or shard (default: data/bench/strength-v1)")
     ap.add_argument("--json", help="also write the figures to this JSON file")

@@ -35,7 +35,6 @@ Exit status 0 when every |z| <= 4 and at least 95% of the quantities agree withi
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import os
 import pty
@@ -48,6 +47,7 @@ import time
 import numpy as np
 
 from bgai.analysis.rollout import rollout_position
+from bgai.cli.args import BgaiArgumentParser
 from bgai.core.equity import OUTPUTS
 from bgai.core.position_id import encode_position_id
 from bgai.formats.match_id import MatchState, encode_match_id
@@ -323,7 +323,7 @@ def passed(rep: dict) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = BgaiArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--positions", type=int, default=100, help="positions (default 100, a quarter per group)")
     ap.add_argument("--trials", type=int, default=648, help="trials per position on each side (default 648)")
     ap.add_argument("--seed", type=int, default=1)

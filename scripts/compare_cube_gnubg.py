@@ -29,7 +29,6 @@ Exit status 0; 2 when gnubg is not installed.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -41,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bgai.cli.args import BgaiArgumentParser
 from bgai.game.cube import CENTRED, CLASS_BEAROFF2, ME, CubeState, analyse_cube, classify_positions, cube_efficiency
 
 GNUBG_CANDIDATES = ("gnubg", "/usr/games/gnubg")
@@ -252,7 +252,7 @@ def print_report(rep: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = BgaiArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--positions", type=int, default=1200, help="cube decisions to compare (default 1200)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", help="write the full report (with disagreements) here")

@@ -14,13 +14,14 @@ with ``boards`` and ``targets`` (:func:`bgai.train.supervised.save_dataset`, wri
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
+from bgai.cli.args import BgaiArgumentParser
+
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = BgaiArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--teacher", required=True, help="agent spec with probabilities: gnubg, model.pt[:ply=N], ...")
     ap.add_argument("--player", default="default", help="agent spec that plays the games (default: the shipped model)")
     ap.add_argument("--positions", type=int, default=20000, help="positions to collect")

@@ -19,12 +19,13 @@ Usage: ``python scripts/make_reference_positions.py [--seed 20261130] [--out tes
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 
 import gnubg_nn
 import numpy as np
+
+from bgai.cli.args import BgaiArgumentParser
 
 KIND_NAMES = ("opening", "middle", "random", "bar2", "closed", "race", "bearoff")
 QUOTA = {"opening": 60, "middle": 260, "random": 240, "bar2": 130, "closed": 100, "race": 120, "bearoff": 220}
@@ -86,7 +87,7 @@ def classify(board: np.ndarray, turn: int, player: str) -> list[str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = BgaiArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=20261130)
     ap.add_argument("--games", type=int, default=500, help="games of each kind (gnubg, random)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "data", "reference_positions.npz"))

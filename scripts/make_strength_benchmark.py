@@ -65,7 +65,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import glob
 import io
 import json
@@ -78,6 +77,7 @@ import numpy as np
 
 from bgai.agents.registry import make_agent
 from bgai.analysis.rollout import RolloutPolicy, run_unit
+from bgai.cli.args import BgaiArgumentParser
 from bgai.core.board import flip, starting_board
 from bgai.core.equity import cubeless_equity, swap_perspective
 from bgai.core.movegen import legal_plays
@@ -268,7 +268,7 @@ def write_npz(path: str, arrays: dict) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = BgaiArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=os.path.join(ROOT, "data", "bench", "strength-v1"),
                     help="benchmark folder, built or resumed (default: data/bench/strength-v1)")
     ap.add_argument("--per-class", type=int, default=100, help="target decisions per class (rounds of --round-size)")

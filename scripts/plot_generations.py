@@ -11,10 +11,11 @@ Usage: ``python scripts/plot_generations.py runs/gen [--out docs/generations.png
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
+
+from bgai.cli.args import BgaiArgumentParser
 
 CLASSES = ("contact", "crashed", "race")
 
@@ -31,7 +32,7 @@ def read(path: str) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = BgaiArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("job", help="generations output folder holding generations.jsonl")
     ap.add_argument("--out", default=os.path.join("docs", "generations.png"))
     ap.add_argument("--title", default=None)

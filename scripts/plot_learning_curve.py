@@ -9,14 +9,15 @@ Usage: ``python scripts/plot_learning_curve.py runs/tdgammon [--out docs/learnin
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 
+from bgai.cli.args import BgaiArgumentParser
+
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = BgaiArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run", help="run folder holding evals.jsonl")
     ap.add_argument("--out", default=os.path.join("docs", "learning_curve.png"))
     ap.add_argument("--title", default=None)

@@ -15,14 +15,15 @@ evaluation history, and any final evaluation reports given with ``--eval``: the 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 
+from bgai.cli.args import BgaiArgumentParser
+
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = BgaiArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("source", nargs="+", help="checkpoint(s) of a run (best.pt, last.pt, snapshots); several: averaged")
     ap.add_argument("dest", help="checkpoints/NAME.pt")
     ap.add_argument("--eval", action="append", default=[], help="bgai eval --json report(s) to record")
