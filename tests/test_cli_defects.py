@@ -252,3 +252,14 @@ def test_22_hint_names_the_model_that_answered(capsys):
     assert f"agent default ({SHIPPED})" in head and "0-ply" in head
     assert main(["hint", "4HPwATDgc/ABMA"]) == 0
     assert f"agent default ({SHIPPED})" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_ctrl_c_while_importing_the_subcommands_is_one_line(monkeypatch, capsys):
+    import bgai.cli as cli
+
+    def interrupted(name):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli.importlib, "import_module", interrupted)
+    assert cli.main(["moves", "--help"]) == 130
+    assert capsys.readouterr().err == "bgai: interrupted\n"

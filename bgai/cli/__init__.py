@@ -83,7 +83,11 @@ def _one_line_warning(message, category, filename, lineno, line=None) -> str:  #
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 some inputs failed, 2 usage or input error)."""
-    parser = build_parser()
+    try:
+        parser = build_parser()  # imports every subcommand (numpy, torch): a second or two
+    except KeyboardInterrupt:
+        print("bgai: interrupted", file=sys.stderr)
+        return 130
     args = parser.parse_args(argv)
     warnings.formatwarning = _one_line_warning
     _show_notices()
