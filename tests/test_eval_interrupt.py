@@ -88,7 +88,7 @@ def test_partial_series_is_the_finished_units_of_the_full_one(monkeypatch):
     assert "PARTIAL: interrupted (SIGINT) after 40 of 80 games" in part.table().splitlines()[0]
     assert "PARTIAL" not in full.table()
 
-    def interrupted_unit(*args):
+    def interrupted_unit(*args, **kwargs):
         raise KeyboardInterrupt
 
     monkeypatch.setattr("bgai.evaluate.series.play_units", interrupted_unit)

@@ -5,8 +5,9 @@ import pytest
 import torch
 
 from bgai.agents.base import best_k_per_input, best_per_input
-from bgai.agents.neural import ROLL_WEIGHTS, ROLLS, NeuralAgent
+from bgai.agents.neural import NeuralAgent
 from bgai.core.board import flip, starting_board
+from bgai.core.dice import ROLL_WEIGHTS, ROLLS
 from bgai.core.equity import finished_probabilities
 from bgai.core.movegen import afterstates
 from bgai.errors import AgentSpecError, CheckpointError

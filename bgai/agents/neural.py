@@ -39,22 +39,13 @@ import numpy as np
 
 from bgai.agents.base import Capabilities, ProbabilityAgent, best_k_per_input, best_per_input, finished_or_evaluate
 from bgai.core.board import as_batch, flip
+from bgai.core.dice import ROLL_WEIGHTS, ROLLS
 from bgai.core.equity import cubeless_equity, finished_probabilities, swap_perspective
 from bgai.core.movegen import afterstates
 from bgai.errors import AgentSpecError
 from bgai.model.bundle import ModelBundle, load_model_bundle
 from bgai.model.features import Encoder
 from bgai.model.nets import ValueNet
-
-
-def _rolls() -> tuple[np.ndarray, np.ndarray]:
-    dice, w = [], []
-    for a in range(1, 7):
-        for b in range(a, 7):
-            dice.append((a, b))
-            w.append(1.0 / 36.0 if a == b else 2.0 / 36.0)
-    return np.array(dice, dtype=np.int64), np.array(w, dtype=np.float64)
-
 
 #: Positions searched together at ply >= 1 (larger batches only cost memory: one 1-ply move already evaluates
 #: thousands of positions).
@@ -65,8 +56,6 @@ SEARCH_CHUNK = 32
 #: start where the BLAS kernels' row blocks start).
 EVAL_CHUNK = 2048
 
-#: The 21 distinct rolls ``(21, 2)`` and their probabilities ``(21,)`` (sum 1).
-ROLLS, ROLL_WEIGHTS = _rolls()
 
 
 class NeuralAgent(ProbabilityAgent):

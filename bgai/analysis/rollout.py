@@ -86,6 +86,7 @@ from bgai.agents.gnubg import GnubgAgent, import_gnubg_nn
 from bgai.agents.registry import agent_identity, make_agent
 from bgai.analysis.plays import score_plays
 from bgai.core.board import flip, validate
+from bgai.core.dice import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.core.equity import OUTPUTS, cubeless_equity, finished_probabilities, swap_perspective
 from bgai.core.movegen import afterstates, legal_plays
 from bgai.core.position_id import encode_position_ids
@@ -139,20 +140,6 @@ PRUNE_KEEP = 8
 #: ... within this cubeless equity (ppg) of the 0-ply best.
 PRUNE_MARGIN = 0.16
 
-
-def _rolls() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    dice, weights = [], []
-    index = np.full((7, 7), -1, dtype=np.int64)
-    for a in range(1, 7):
-        for b in range(a, 7):
-            index[a, b] = index[b, a] = len(dice)
-            dice.append((a, b))
-            weights.append(1.0 / 36.0 if a == b else 2.0 / 36.0)
-    return np.array(dice, dtype=np.int8), np.array(weights, dtype=np.float64), index
-
-
-#: The 21 distinct rolls ``(21, 2)``, their probabilities ``(21,)`` and the index of a roll ``ROLL_INDEX[d1, d2]``.
-ROLLS, ROLL_WEIGHTS, ROLL_INDEX = _rolls()
 
 #: The 36 ordered rolls: index ``j`` is ``(j // 6 + 1, j % 6 + 1)``.
 ORDERED_ROLLS = np.array([(j // 6 + 1, j % 6 + 1) for j in range(36)], dtype=np.int8)

@@ -58,6 +58,12 @@ def register(subparsers) -> None:
     p.add_argument("--save-format", metavar="mat|sgf", default="mat",
                    help="format of --save-games: mat (GNU Backgammon / JellyFish .mat, default), sgf (GNU Backgammon "
                    ".sgf) or mat,sgf (both)")
+    p.add_argument("--luck", metavar="JUDGE",
+                   help="also report A's luck-adjusted ppg: each game's points minus A's luck plus B's, the luck of a "
+                   "roll being how much better the judge's best play of it is than of an average roll (GNU "
+                   "Backgammon's luck analysis). Same expectation as the ppg, several times less variance. JUDGE: an "
+                   "agent with probabilities, e.g. default (the shipped model, 0-ply: about 1.3 ms a position) or "
+                   "gnubg; cubeless money games only")
     add_ray_option(p)
     cube = p.add_argument_group(
         "cube and matches",
@@ -88,6 +94,8 @@ def run(args) -> int:
         where = "not for match play (--match)" if cubeful else "add --cube"
         raise BgaiError(f"{given}: for cubeful money games only; {where}")
     if cubeful:
+        if args.luck is not None:
+            raise BgaiError("--luck: for cubeless money games only, not with --cube or --match")
         return _run_cubeful(args, saver)
     if args.games is None:
         raise BgaiError("eval needs --games N (or --cube --games N, or --match N --matches M)")
@@ -103,6 +111,7 @@ def run(args) -> int:
         on_plan=_note_workers(args.workers, args.games),
         backend=backend,
         save=saver,
+        luck=args.luck,
     )
     return _publish(report, args.json, saver)
 

@@ -10,10 +10,29 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from bgai.errors import InvalidDiceError, quote_input
 from bgai.util.integers import is_int
 
-__all__ = ["Dice"]
+__all__ = ["Dice", "ROLLS", "ROLL_WEIGHTS", "ROLL_INDEX"]
+
+
+def _rolls() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    dice, weights = [], []
+    index = np.full((7, 7), -1, dtype=np.int64)
+    for a in range(1, 7):
+        for b in range(a, 7):
+            index[a, b] = index[b, a] = len(dice)
+            dice.append((a, b))
+            weights.append(1.0 / 36.0 if a == b else 2.0 / 36.0)
+    return np.array(dice, dtype=np.int8), np.array(weights, dtype=np.float64), index
+
+
+#: The 21 distinct rolls ``(21, 2)`` int8 (lower die first: 1-1, 1-2, ..., 6-6), their probabilities ``(21,)``
+#: float64 (1/36 a double, 2/36 the others; sum 1) and the index of a roll in that order, ``ROLL_INDEX[d1, d2]``
+#: (``(7, 7)`` int64, either order of the dice; -1 for a die 0).  The one table of every search and rollout.
+ROLLS, ROLL_WEIGHTS, ROLL_INDEX = _rolls()
 
 # two digits, optionally separated by one '-', ',' or whitespace; digits 0..9 are matched so that a 7 is
 # reported as "die 7 is not 1..6" rather than as unreadable text

@@ -45,6 +45,7 @@ from bgai.agents.base import Agent
 from bgai.agents.pubeval import PubevalAgent, prepare_long_run
 from bgai.agents.registry import make_agent
 from bgai.errors import BgaiError
+from bgai.evaluate.luck import game_luck, luck_judge
 from bgai.evaluate.savegames import GameSaver, SavedUnit, unit_files
 from bgai.game.play import CUBELESS_RULES, GameResults, dice_rng, play_games
 from bgai.util.fileio import atomic_write_json
@@ -94,6 +95,9 @@ class EvalReport:
         chunk_games: games per work unit (at most ``ceil(games / chunk_games)`` workers are used).
         partial: the series was interrupted: the report covers the work units that finished (``games`` of
             ``games_requested``); ``interrupted`` names the signal (``'SIGINT'``, ``'SIGTERM'``).
+        luck_judge: the judge of the luck analysis (:mod:`bgai.evaluate.luck`), else ``None``; then
+            ``adjusted_ppg``, ``adjusted_ci95``, ``adjusted_stderr``: A's luck-adjusted points per game (the same
+            expectation as ``ppg``, less variance), its 95% half-width and standard error (pairs in duplicate mode).
     """
 
     agent_a: str
@@ -114,12 +118,19 @@ class EvalReport:
     partial: bool = False
     interrupted: str | None = None
     games_requested: int | None = None
+    luck_judge: str | None = None
+    adjusted_ppg: float | None = None
+    adjusted_ci95: float | None = None
+    adjusted_stderr: float | None = None
 
     def to_dict(self) -> dict:
         """A JSON-ready dict (the ``--json`` output of ``bgai eval``)."""
         d = asdict(self)
         d["ci95_low"] = self.ppg - self.ci95
         d["ci95_high"] = self.ppg + self.ci95
+        if self.luck_judge is None:
+            for k in ("luck_judge", "adjusted_ppg", "adjusted_ci95", "adjusted_stderr"):
+                del d[k]
         return d
 
     def table(self) -> str:
@@ -132,8 +143,12 @@ class EvalReport:
             f"{partial_note(self.partial, self.interrupted, self.games, self.games_requested, 'games')}",
             f"  ppg for {A}: {self.ppg:+.3f} {interval_text(self.ci95)}" + (
                 f" (95% CI {self.ppg - self.ci95:+.3f} .. {self.ppg + self.ci95:+.3f})" if math.isfinite(self.ci95) else ""),
-            f"  {'':<{w}}{'win %':>8}{'gammon %':>10}{'bg %':>8}",
         ]
+        if self.luck_judge is not None:
+            rows.append(f"  luck-adjusted ppg for {A}: {self.adjusted_ppg:+.3f} {interval_text(self.adjusted_ci95)}" + (
+                f" (95% CI {self.adjusted_ppg - self.adjusted_ci95:+.3f} .. {self.adjusted_ppg + self.adjusted_ci95:+.3f})"
+                if math.isfinite(self.adjusted_ci95) else "") + f", luck judged by {self.luck_judge}")
+        rows.append(f"  {'':<{w}}{'win %':>8}{'gammon %':>10}{'bg %':>8}")
         for name, s in ((A, self.a), (B, self.b)):
             rows.append(f"  {name:<{w}}{100 * s.win:8.2f}{100 * s.gammon:10.2f}{100 * s.backgammon:8.2f}")
         rows.append(f"  average game length: {self.avg_plies:.1f} plies")
@@ -172,9 +187,10 @@ def name_width(*names: str) -> int:
 
 def summarize(
     results: GameResults, *, duplicate: bool, agent_a: str, agent_b: str, seed: int, workers: int, seconds: float,
-    chunk_games: int = CHUNK_GAMES,
+    chunk_games: int = CHUNK_GAMES, luck_judge: str | None = None,
 ) -> EvalReport:
-    """Statistics of a series (games in pair order for duplicate mode: games 2p and 2p+1 form pair p).
+    """Statistics of a series (games in pair order for duplicate mode: games 2p and 2p+1 form pair p); with
+    ``results.luck`` also the luck-adjusted figures, ``luck_judge`` naming the judge.
 
     Raises:
         BgaiError: no games.
@@ -183,9 +199,17 @@ def summarize(
     n = pts.size
     if n == 0:
         raise BgaiError("no games to summarize")
-    samples = pts.reshape(-1, 2).mean(axis=1) if duplicate else pts
-    ppg = float(samples.mean())
-    stderr = float(samples.std(ddof=1) / math.sqrt(samples.size)) if samples.size > 1 else float("nan")
+    def mean_se(values: np.ndarray) -> tuple[float, float]:
+        samples = values.reshape(-1, 2).mean(axis=1) if duplicate else values
+        se = float(samples.std(ddof=1) / math.sqrt(samples.size)) if samples.size > 1 else float("nan")
+        return float(samples.mean()), se
+
+    ppg, stderr = mean_se(pts)
+    adjusted = {}
+    if results.luck is not None:
+        adj, adj_se = mean_se(pts - results.luck)
+        adjusted = dict(luck_judge=luck_judge or "a judge", adjusted_ppg=adj, adjusted_ci95=Z95 * adj_se,
+                        adjusted_stderr=adj_se)
 
     def side(player: int) -> SideStats:
         won = results.winner == player
@@ -211,6 +235,7 @@ def summarize(
         seconds=seconds,
         games_per_s=n / seconds if seconds > 0 else float("inf"),
         chunk_games=chunk_games,
+        **adjusted,
     )
 
 
@@ -271,6 +296,7 @@ def batch_width(agents: tuple[Agent, Agent], chunk_games: int) -> int:
 
 def play_units(
     agents: tuple[Agent, Agent], seed: int, units: Sequence[int], games: int, chunk_games: int, duplicate: bool,
+    record: bool = False,
 ) -> list[GameResults]:
     """Play several work units of a series in one batch, with continuous batching: each unit starts (all its
     games at once) as soon as fewer than :func:`batch_width` games are playing, so the batch stays large until
@@ -290,10 +316,11 @@ def play_units(
         sizes.append(ids.size)
         agent_rngs.append(np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1, unit))))
     res = play_games(agents, rngs, agent_rngs, a_seat=np.concatenate(seats), groups=sizes,
-                     width=batch_width(agents, chunk_games))
+                     width=batch_width(agents, chunk_games), record=record)
     bounds = np.cumsum([0] + sizes)
     return [GameResults(winner=res.winner[lo:hi], points=res.points[lo:hi], plies=res.plies[lo:hi],
-                        a_seat=res.a_seat[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]
+                        a_seat=res.a_seat[lo:hi], records=res.records[lo:hi] if record else None)
+            for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
 def run_play_unit(agents: tuple[Agent, Agent], job: tuple) -> GameResults:
@@ -304,20 +331,31 @@ def run_play_unit(agents: tuple[Agent, Agent], job: tuple) -> GameResults:
 
 def run_play_units(agents: tuple[Agent, Agent], job: tuple) -> list[tuple[int, GameResults]]:
     """:func:`play_units` as a :func:`~bgai.util.parallel.run_units` job: ``job = (seed, units, games, chunk_games,
-    duplicate)``; returns ``(unit, results)`` for each unit."""
-    seed, units, games, chunk, duplicate = job
-    return list(zip(units, play_units(agents, seed, units, games, chunk, duplicate)))
+    duplicate, luck)``; returns ``(unit, results)`` for each unit, with each game's luck for A judged by the agent
+    spec ``luck`` (:mod:`bgai.evaluate.luck`; ``None``: none)."""
+    seed, units, games, chunk, duplicate, luck = job
+    done = play_units(agents, seed, units, games, chunk, duplicate, record=luck is not None)
+    for res in done:
+        _judge(res, luck)
+    return list(zip(units, done))
+
+
+def _judge(res: GameResults, luck: str | None) -> None:
+    """Set ``res.luck`` from its records (judged by the spec ``luck``) and drop the records."""
+    if luck is not None:
+        res.luck = game_luck(res.records, luck_judge(luck))
+    res.records = None
 
 
 def run_saved_play_unit(agents: tuple[Agent, Agent], job: tuple) -> list[tuple[int, SavedUnit]]:
     """:func:`run_play_unit` that also writes the unit's games as match text (:mod:`bgai.evaluate.savegames`):
-    ``job = (seed, (unit,), games, chunk_games, duplicate, save)`` with ``save`` a
-    :class:`~bgai.evaluate.savegames.SaveSpec`; returns ``[(unit, saved unit)]``.  The same games (and results)
-    as without saving."""
-    seed, (unit,), games, chunk, duplicate, save = job
+    ``job = (seed, (unit,), games, chunk_games, duplicate, save, luck)`` with ``save`` a
+    :class:`~bgai.evaluate.savegames.SaveSpec` and ``luck`` as in :func:`run_play_units`; returns
+    ``[(unit, saved unit)]``.  The same games (and results) as without saving."""
+    seed, (unit,), games, chunk, duplicate, save, luck = job
     res = play_unit(agents, seed, unit, games, chunk, duplicate, record=True)
     files = unit_files(res.records, save, unit=unit, first=unit * chunk, total=games)
-    res.records = None
+    _judge(res, luck)
     return [(unit, SavedUnit(results=res, files=files, games=len(res.points)))]
 
 
@@ -340,6 +378,7 @@ def _concat(parts: list[GameResults]) -> GameResults:
         points=np.concatenate([p.points for p in parts]),
         plies=np.concatenate([p.plies for p in parts]),
         a_seat=np.concatenate([p.a_seat for p in parts]),
+        luck=np.concatenate([p.luck for p in parts]) if all(p.luck is not None for p in parts) else None,
     )
 
 
@@ -384,6 +423,7 @@ def evaluate(
     on_plan: Callable[[int, int, int], None] | None = None,
     backend: str = "local",
     save: GameSaver | None = None,
+    luck: str | None = None,
 ) -> EvalReport:
     """Play a series of cubeless money games between A and B and report A's results.
 
@@ -402,6 +442,9 @@ def evaluate(
         backend: :func:`bgai.util.parallel.run_units` backend (``'local'``).
         save: write the games as match files (:mod:`bgai.evaluate.savegames`: money sessions of up to 100 games,
             written by this process as each unit finishes); the results are the same as without.
+        luck: an agent spec with probabilities (``'default'``, ``'gnubg'``, a model): also report A's
+            luck-adjusted ppg, the luck of every roll judged by it at its ply (:mod:`bgai.evaluate.luck`); the
+            games are the same as without.
 
     Returns:
         :class:`EvalReport`; after Ctrl-C or SIGTERM a partial one (:attr:`EvalReport.partial`) of the work
@@ -409,13 +452,15 @@ def evaluate(
 
     Raises:
         BgaiError: ``games`` not positive (or odd in duplicate mode), ``workers`` < 1, bad ``chunk_games``;
-            :class:`~bgai.errors.AgentSpecError` / :class:`~bgai.errors.CheckpointError` for bad agent specs (raised
-            before any game is played).
+            :class:`~bgai.errors.AgentSpecError` / :class:`~bgai.errors.CheckpointError` for bad agent specs or a ``luck``
+            judge without probabilities (raised before any game is played).
         KeyboardInterrupt: interrupted before any work unit finished.
     """
     check_series(games, duplicate=duplicate, workers=workers, chunk=chunk_games or 2, seed=seed)
     same = agent_a is agent_b or (isinstance(agent_a, str) and agent_a == agent_b)
     agents = build_agents(agent_a, agent_b, same)  # validates specs before anything runs
+    if luck is not None:
+        luck_judge(luck)
     name_a = agent_a if isinstance(agent_a, str) else agents[0].name
     name_b = agent_b if isinstance(agent_b, str) else agents[1].name
     chunk = chunk_games or series_unit_size(games, agents)
@@ -423,12 +468,12 @@ def evaluate(
     if games >= LONG_SERIES and any(isinstance(a, PubevalAgent) for a in agents):
         prepare_long_run()  # pubeval's compiled kernel, loaded once here rather than in each worker
     fn = run_play_units
-    jobs = [(seed, tuple(int(u) for u in group), games, chunk, duplicate)
+    jobs = [(seed, tuple(int(u) for u in group), games, chunk, duplicate, luck)
             for group in unit_groups(units, chunk, workers)]
     if save is not None:
         dice = "duplicate" if duplicate else "plain"
         spec = save.spec(name_a, name_b, CUBELESS_RULES, f"bgai eval {name_a} vs {name_b}, cubeless, seed {seed}, {dice} dice")
-        jobs = [(seed, (u,), games, chunk, duplicate, spec) for u in range(units)]
+        jobs = [(seed, (u,), games, chunk, duplicate, spec, luck) for u in range(units)]
         fn = run_saved_play_unit
     if on_plan is not None:
         on_plan(units, chunk, min(workers, len(jobs)))
@@ -462,7 +507,7 @@ def evaluate(
     parts = [r.results if isinstance(r, SavedUnit) else r for done in run.ordered() for _, r in done]
     report = summarize(
         _concat(parts), duplicate=duplicate, agent_a=name_a, agent_b=name_b, seed=seed,
-        workers=run.workers, seconds=seconds, chunk_games=chunk,
+        workers=run.workers, seconds=seconds, chunk_games=chunk, luck_judge=luck,
     )
     report.partial, report.interrupted, report.games_requested = not run.complete, run.interrupted, games
     return report

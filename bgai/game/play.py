@@ -254,6 +254,8 @@ class GameResults:
         plies: ``(B,)`` int32 turns played, passes included.
         a_seat: ``(B,)`` int8 seat of A in each game.
         records: one :class:`GameRecord` per game when asked for, else ``None``.
+        luck: ``(B,)`` float64 A's luck in points per game when a series judged it (:mod:`bgai.evaluate.luck`),
+            else ``None``.
     """
 
     winner: np.ndarray
@@ -261,6 +263,7 @@ class GameResults:
     plies: np.ndarray
     a_seat: np.ndarray
     records: list[GameRecord] | None = field(default=None, repr=False)
+    luck: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def points_a(self) -> np.ndarray:
