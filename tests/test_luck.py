@@ -76,6 +76,9 @@ def test_series_with_luck_same_games_same_figures_on_two_workers():
     assert (two.ppg, two.adjusted_ppg, two.adjusted_ci95) == (one.ppg, one.adjusted_ppg, one.adjusted_ci95)
     assert one.adjusted_ci95 < one.ci95
     assert "luck_judge" not in plain.to_dict() and one.to_dict()["adjusted_ppg"] == one.adjusted_ppg
+    judge = luck_judge("default")
+    obj = evaluate("default", "pubeval", 64, 5, chunk_games=32, luck=judge)  # an agent object as the judge
+    assert obj.adjusted_ppg == one.adjusted_ppg and obj.luck_judge == judge.name
 
 
 def test_cli_luck_line_and_json(tmp_path, capsys):
@@ -91,7 +94,8 @@ def test_cli_luck_line_and_json(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["--luck", "pubeval"], "luck judge 'pubeval' has no outcome probabilities"),
-    (["--luck", "nosuch.pt"], "nosuch.pt"),
+    (["--luck", "nosuch.pt"], "luck judge: "),
+    (["--luck", "default:ply=1"], "searches at 1-ply; a judge evaluates at 0-ply"),
     (["--luck", "default", "--cube"], "--luck: for cubeless money games only"),
 ])
 def test_cli_luck_errors(tmp_path, capsys, argv, message):

@@ -31,7 +31,7 @@ from bgai.agents.base import Agent, ProbabilityAgent
 from bgai.agents.registry import make_agent
 from bgai.core.dice import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.core.movegen import afterstates
-from bgai.errors import AgentSpecError
+from bgai.errors import AgentSpecError, BgaiError
 from bgai.game.play import GameRecord
 
 __all__ = ["roll_values", "game_luck", "luck_judge", "LUCK_CHUNK"]
@@ -42,16 +42,26 @@ LUCK_CHUNK = 400
 
 
 def luck_judge(spec: str | Agent) -> ProbabilityAgent:
-    """The judge of a luck analysis: an agent with outcome probabilities (a bgai model, ``gnubg``), built once per
-    process for a spec string.
+    """The judge of a luck analysis: an agent with outcome probabilities at 0-ply (a bgai model or export,
+    ``gnubg``, ``bgsage``), built once per process for a spec string.
 
     Raises:
-        AgentSpecError: a bad spec, or an agent without probabilities (pubeval, the heuristic bots, random).
+        AgentSpecError: a bad spec or model file (the message starts ``luck judge:``); an agent without probabilities (pubeval, the heuristic bots, random); a judge
+            that searches (``ply`` >= 1: it would value every play of every roll of every position by a search,
+            hundreds of times the cost, and a 2-ply search of a batch exhausts the memory).
     """
-    agent = _built(spec) if isinstance(spec, str) else spec
+    try:
+        agent = _built(spec) if isinstance(spec, str) else spec
+    except BgaiError as exc:  # a bad spec, a missing or broken model file
+        raise AgentSpecError(f"luck judge: {exc}") from None
+    name = getattr(agent, "name", spec)
     if not isinstance(agent, ProbabilityAgent):
-        raise AgentSpecError(f"luck judge {getattr(agent, 'name', spec)!r} has no outcome probabilities; use a bgai "
-                             "model (default, model.pt) or gnubg")
+        raise AgentSpecError(f"luck judge {name!r} has no outcome probabilities; use a bgai model (default, "
+                             "model.pt, an export), gnubg or bgsage")
+    ply = agent.capabilities.ply
+    if ply:
+        raise AgentSpecError(f"luck judge {name!r} searches at {ply}-ply; a judge evaluates at 0-ply (drop its "
+                             "'ply' option)")
     return agent
 
 

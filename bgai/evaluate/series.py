@@ -340,8 +340,8 @@ def run_play_units(agents: tuple[Agent, Agent], job: tuple) -> list[tuple[int, G
     return list(zip(units, done))
 
 
-def _judge(res: GameResults, luck: str | None) -> None:
-    """Set ``res.luck`` from its records (judged by the spec ``luck``) and drop the records."""
+def _judge(res: GameResults, luck: str | Agent | None) -> None:
+    """Set ``res.luck`` from its records (judged by ``luck``, an agent or its spec) and drop the records."""
     if luck is not None:
         res.luck = game_luck(res.records, luck_judge(luck))
     res.records = None
@@ -423,7 +423,7 @@ def evaluate(
     on_plan: Callable[[int, int, int], None] | None = None,
     backend: str = "local",
     save: GameSaver | None = None,
-    luck: str | None = None,
+    luck: str | Agent | None = None,
 ) -> EvalReport:
     """Play a series of cubeless money games between A and B and report A's results.
 
@@ -442,9 +442,9 @@ def evaluate(
         backend: :func:`bgai.util.parallel.run_units` backend (``'local'``).
         save: write the games as match files (:mod:`bgai.evaluate.savegames`: money sessions of up to 100 games,
             written by this process as each unit finishes); the results are the same as without.
-        luck: an agent spec with probabilities (``'default'``, ``'gnubg'``, a model): also report A's
-            luck-adjusted ppg, the luck of every roll judged by it at its ply (:mod:`bgai.evaluate.luck`); the
-            games are the same as without.
+        luck: a 0-ply agent with probabilities, or its spec (``'default'``, ``'gnubg'``, a model): also report
+            A's luck-adjusted ppg, the luck of every roll judged by it (:mod:`bgai.evaluate.luck`); the games are
+            the same as without, the judge's time is counted in ``seconds``.
 
     Returns:
         :class:`EvalReport`; after Ctrl-C or SIGTERM a partial one (:attr:`EvalReport.partial`) of the work
@@ -459,8 +459,10 @@ def evaluate(
     check_series(games, duplicate=duplicate, workers=workers, chunk=chunk_games or 2, seed=seed)
     same = agent_a is agent_b or (isinstance(agent_a, str) and agent_a == agent_b)
     agents = build_agents(agent_a, agent_b, same)  # validates specs before anything runs
+    luck_name = None
     if luck is not None:
-        luck_judge(luck)
+        judge = luck_judge(luck)
+        luck_name = luck if isinstance(luck, str) else str(getattr(judge, "name", "judge"))
     name_a = agent_a if isinstance(agent_a, str) else agents[0].name
     name_b = agent_b if isinstance(agent_b, str) else agents[1].name
     chunk = chunk_games or series_unit_size(games, agents)
@@ -507,7 +509,7 @@ def evaluate(
     parts = [r.results if isinstance(r, SavedUnit) else r for done in run.ordered() for _, r in done]
     report = summarize(
         _concat(parts), duplicate=duplicate, agent_a=name_a, agent_b=name_b, seed=seed,
-        workers=run.workers, seconds=seconds, chunk_games=chunk, luck_judge=luck,
+        workers=run.workers, seconds=seconds, chunk_games=chunk, luck_judge=luck_name,
     )
     report.partial, report.interrupted, report.games_requested = not run.complete, run.interrupted, games
     return report
