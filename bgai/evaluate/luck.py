@@ -9,15 +9,18 @@ rollouts) is how much better the roll is than an average roll, as a judge sees i
 ``P`` is 1/36 for a double, 2/36 for the others; a roll with no legal play is valued by the position left
 unchanged; a play that ends the game by its exact points.  The opening roll decides the first mover too: its luck
 is ``V(start, r)`` for the player who moves, whose expectation over the opening (either player, each of the 15
-non-double rolls) is exactly 0 because the judge values the same roll the same for either side.
+non-double rolls) is exactly 0 because the judge values the same roll the same for either side.  These are GNU
+Backgammon's ``LuckNormal`` and ``LuckFirst`` (``analysis.c``) on cubeless equities: the cubeless counterpart of
+the cubeful luck of :mod:`bgai.analysis.match_analysis`, for series of cubeless games.
 
 A game's luck-adjusted result for player A is A's points minus A's luck plus B's luck.  Since each luck term has
 expectation 0 given everything before it, whatever the judge and whatever the players choose (the judge's best
 play, not the mover's, defines ``V``), the adjusted result has the same expectation as the points: the mean is
-unbiased for any judge, and the better the judge, the less variance is left (bgai-sl8 0-ply as judge cut the
-variance of duplicate-dice pairs about ninefold in a series against pubeval).  The judge's own cost is one
-0-ply evaluation of every play of every roll in every position of the game (about 1.3 ms a position with
-bgai-sl8 on one core, a tenth of a 1-ply play).
+unbiased for any judge, and the better the judge, the less variance is left (bgai-sl8 0-ply as judge: the
+variance of duplicate-dice pairs fell about 9 times in 400 games of bgai-sl8 against pubeval, 23 times in 10,000
+games of bgai-sl8 1-ply against GNU Backgammon 0-ply; README, "Luck-adjusted results").  The judge's own cost is
+one 0-ply evaluation of every play of every roll in every position of the game: as much as valuing one candidate
+play at 1-ply.
 """
 
 from __future__ import annotations
