@@ -39,7 +39,8 @@ def test_roll_values_match_the_plays_one_at_a_time(games, judge):
     assert values.shape == (4, 21)
     for i, board in enumerate(boards):
         for r, (a, b) in enumerate(ROLLS):
-            assert values[i, r] == pytest.approx(_value(judge, board, (int(a), int(b))), abs=1e-6)  # float32 nets: batches differ in the last bits
+            expected = _value(judge, board, (int(a), int(b)))
+            assert values[i, r] == pytest.approx(expected, abs=1e-6)  # float32 nets: batches differ in the last bits
 
 
 def test_game_luck_is_the_signed_sum_of_each_roll(games, judge):

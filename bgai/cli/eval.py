@@ -61,9 +61,10 @@ def register(subparsers) -> None:
     p.add_argument("--luck", metavar="JUDGE",
                    help="also report A's luck-adjusted ppg: each game's points minus A's luck plus B's, the luck of a "
                    "roll being how much better the judge's best play of it is than of an average roll (GNU "
-                   "Backgammon's luck analysis): the same expectation as the ppg with a fraction of its variance (about a "
-                   "ninth with default as judge). JUDGE: a 0-ply agent with probabilities, e.g. default (the shipped "
-                   "model) or gnubg; its time is counted in the games/s. Cubeless money games only")
+                   "Backgammon's luck analysis): the same expectation as the ppg with a fraction of its variance "
+                   "(a ninth to a twentieth with default as judge). JUDGE: a 0-ply agent with probabilities, e.g. "
+                   "default (the shipped model) or gnubg; its time is counted in the games/s. Cubeless money games "
+                   "only")
     add_ray_option(p)
     cube = p.add_argument_group(
         "cube and matches",

@@ -43,15 +43,18 @@ __all__ = ["roll_values", "game_luck", "luck_judge", "LUCK_CHUNK"]
 LUCK_CHUNK = 400
 
 
-
 def luck_judge(spec: str | Agent) -> ProbabilityAgent:
     """The judge of a luck analysis: an agent with outcome probabilities at 0-ply (a bgai model or export,
     ``gnubg``, ``bgsage``), built once per process for a spec string.
 
+    Returns:
+        the agent (the same object for the same spec within a process).
+
     Raises:
-        AgentSpecError: a bad spec or model file (the message starts ``luck judge:``); an agent without probabilities (pubeval, the heuristic bots, random); a judge
-            that searches (``ply`` >= 1: it would value every play of every roll of every position by a search,
-            hundreds of times the cost, and a 2-ply search of a batch exhausts the memory).
+        AgentSpecError: a bad spec or model file (the message starts ``luck judge:``); an agent without
+            probabilities (pubeval, the heuristic bots, random); a judge that searches (``ply`` >= 1: it would
+            value every play of every roll of every position by a search, hundreds of times the cost, and a
+            2-ply search of a batch exhausts the memory).
     """
     try:
         agent = _built(spec) if isinstance(spec, str) else spec

@@ -141,13 +141,11 @@ class EvalReport:
         rows = [
             f"{A} vs {B}: {self.games} games ({self.mode} dice), seed {self.seed}"
             f"{partial_note(self.partial, self.interrupted, self.games, self.games_requested, 'games')}",
-            f"  ppg for {A}: {self.ppg:+.3f} {interval_text(self.ci95)}" + (
-                f" (95% CI {self.ppg - self.ci95:+.3f} .. {self.ppg + self.ci95:+.3f})" if math.isfinite(self.ci95) else ""),
+            f"  ppg for {A}: {_ppg_text(self.ppg, self.ci95)}",
         ]
         if self.luck_judge is not None:
-            rows.append(f"  luck-adjusted ppg for {A}: {self.adjusted_ppg:+.3f} {interval_text(self.adjusted_ci95)}" + (
-                f" (95% CI {self.adjusted_ppg - self.adjusted_ci95:+.3f} .. {self.adjusted_ppg + self.adjusted_ci95:+.3f})"
-                if math.isfinite(self.adjusted_ci95) else "") + f", luck judged by {self.luck_judge}")
+            rows.append(f"  luck-adjusted ppg for {A}: {_ppg_text(self.adjusted_ppg, self.adjusted_ci95)}, luck judged "
+                        f"by {self.luck_judge}")
         rows.append(f"  {'':<{w}}{'win %':>8}{'gammon %':>10}{'bg %':>8}")
         for name, s in ((A, self.a), (B, self.b)):
             rows.append(f"  {name:<{w}}{100 * s.win:8.2f}{100 * s.gammon:10.2f}{100 * s.backgammon:8.2f}")
@@ -155,6 +153,12 @@ class EvalReport:
         rows.append(f"  {self.games_per_s:.1f} games/s ({self.seconds:.1f} s, {self.workers} worker(s) for "
                     f"{units} work unit(s) of up to {self.chunk_games} games)")
         return "\n".join(rows)
+
+
+def _ppg_text(ppg: float, ci95: float) -> str:
+    """``+0.601 +- 0.043 (95% CI +0.557 .. +0.644)``; without the bounds when there is no interval."""
+    bounds = f" (95% CI {ppg - ci95:+.3f} .. {ppg + ci95:+.3f})" if math.isfinite(ci95) else ""
+    return f"{ppg:+.3f} {interval_text(ci95)}{bounds}"
 
 
 def interval_text(ci95: object) -> str:
