@@ -57,7 +57,6 @@ SEARCH_CHUNK = 32
 EVAL_CHUNK = 2048
 
 
-
 class NeuralAgent(ProbabilityAgent):
     """A model bundle (one or more value nets) as an agent (cubeless checker play).
 

@@ -83,18 +83,15 @@ def _one_line_warning(message, category, filename, lineno, line=None) -> str:  #
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 some inputs failed, 2 usage or input error)."""
+    args = None
     try:
-        parser = build_parser()  # imports every subcommand (numpy, torch): a second or two
-    except KeyboardInterrupt:
-        print("bgai: interrupted", file=sys.stderr)
-        return 130
-    args = parser.parse_args(argv)
-    warnings.formatwarning = _one_line_warning
-    _show_notices()
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
-    try:
+        parser = build_parser()  # imports every subcommand (numpy, torch): a second or two; Ctrl-C lands below
+        args = parser.parse_args(argv)
+        warnings.formatwarning = _one_line_warning
+        _show_notices()
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
         return int(args.func(args) or 0)
     except BgaiError as exc:
         print(f"bgai: error: {error_text(exc)}", file=sys.stderr)
@@ -104,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except ModuleNotFoundError as exc:
         top = (exc.name or "").split(".")[0]
-        if top not in EXTRAS:
+        if top not in EXTRAS or args is None:  # a module missing while building the parser: not a user's extra
             raise
         print(
             f"bgai: error: 'bgai {args.command}' needs the Python package {top!r}, which is not installed: "

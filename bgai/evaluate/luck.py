@@ -32,8 +32,9 @@ import numpy as np
 
 from bgai.agents.base import Agent, ProbabilityAgent
 from bgai.agents.registry import make_agent
+from bgai.analysis.rollout import RolloutPolicy
 from bgai.core.dice import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
-from bgai.core.movegen import afterstates
+from bgai.core.equity import cubeless_equity
 from bgai.errors import AgentSpecError, BgaiError
 from bgai.game.play import GameRecord
 
@@ -87,16 +88,12 @@ def roll_values(judge: ProbabilityAgent, boards: np.ndarray) -> np.ndarray:
         ``(N, 21)`` float64 cubeless equity (points per game, the mover's view) of the judge's best play of each
         roll, in :data:`bgai.core.dice.ROLLS` order.
     """
+    policy = RolloutPolicy(judge)  # the same 21-roll lookahead as a rollout's variance reduction
     n = boards.shape[0]
     out = np.empty((n, len(ROLLS)))
     for lo in range(0, n, LUCK_CHUNK):
-        part = boards[lo:lo + LUCK_CHUNK]
-        rep = np.repeat(part, len(ROLLS), axis=0)
-        after, src = afterstates(rep, np.tile(ROLLS, (part.shape[0], 1)), validate=False)
-        eq = judge.evaluate_afterstates(after)
-        best = np.full(rep.shape[0], -np.inf)
-        np.maximum.at(best, src, eq)
-        out[lo:lo + part.shape[0]] = best.reshape(-1, len(ROLLS))
+        probs, _ = policy.lookahead(boards[lo:lo + LUCK_CHUNK])
+        out[lo:lo + len(probs)] = cubeless_equity(probs)
     return out
 
 

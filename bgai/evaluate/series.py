@@ -203,6 +203,7 @@ def summarize(
     n = pts.size
     if n == 0:
         raise BgaiError("no games to summarize")
+
     def mean_se(values: np.ndarray) -> tuple[float, float]:
         samples = values.reshape(-1, 2).mean(axis=1) if duplicate else values
         se = float(samples.std(ddof=1) / math.sqrt(samples.size)) if samples.size > 1 else float("nan")
@@ -456,8 +457,8 @@ def evaluate(
 
     Raises:
         BgaiError: ``games`` not positive (or odd in duplicate mode), ``workers`` < 1, bad ``chunk_games``;
-            :class:`~bgai.errors.AgentSpecError` / :class:`~bgai.errors.CheckpointError` for bad agent specs or a ``luck``
-            judge without probabilities (raised before any game is played).
+            :class:`~bgai.errors.AgentSpecError` / :class:`~bgai.errors.CheckpointError` for bad agent specs or a
+            ``luck`` judge without probabilities or with a search (raised before any game is played).
         KeyboardInterrupt: interrupted before any work unit finished.
     """
     check_series(games, duplicate=duplicate, workers=workers, chunk=chunk_games or 2, seed=seed)
