@@ -235,6 +235,39 @@ def test_relabelling_labels_the_folders_positions_once_each_and_refuses_changed_
     assert not (tmp_path / "cli3").exists()
 
 
+def test_a_label_item_weight_multiplies_its_positions_loss(tmp_path):
+    """``{labels: FOLDER, weight: W}``: each of the folder's positions counts W times in the training and the
+    validation loss (as W copies would, without repeating positions), and the net's record says so."""
+    import torch
+
+    from bgai.train.config import TrainConfig
+    from bgai.train.supervised import SupervisedTrainer, load_datasets
+
+    f, g = tmp_path / "f", tmp_path / "g"
+    make_labels(str(f), _settings(), 2)
+    make_labels(str(g), _settings(seed=4), 1)
+    nf, ng = len(load_labels(str(f))), len(load_labels(str(g)))
+    data = [{"labels": str(f), "weight": 2.5}, {"labels": str(g), "shards": 1}]
+    ds = load_datasets(data)
+    assert ds.weights.dtype == np.float32 and ds.weights.tolist() == [2.5] * nf + [1.0] * ng
+    cfg = TrainConfig.from_dict({
+        "algorithm": "supervised", "model": {"encoding": "tesauro198", "hidden": [4]},
+        "run": {"seed": 2, "eval_every": 0, "checkpoint_every": 0},
+        "supervised": {"data": data, "epochs": 1, "batch_size": 16, "patience": 0, "val_fraction": 0.3},
+    })
+    tr = SupervisedTrainer(cfg)
+    assert sorted(set(tr.w_val.tolist()) | set(tr.w_train.tolist())) == [1.0, 2.5]
+    assert tr.w_train.numel() + tr.w_val.numel() == nf + ng
+    with torch.no_grad():
+        per = torch.stack([tr.loss(tr.x_val[i:i + 1], tr.y_val[i:i + 1]) for i in range(tr.n_val)])
+        assert per.min() > 0
+        np.testing.assert_allclose(tr.validation_loss(), float((per * tr.w_val).mean()), rtol=1e-5)
+        x, y = tr.x_val[:2], tr.y_val[:2]  # weight 2 on a row is that row twice
+        np.testing.assert_allclose(float(tr.loss(x, y, torch.tensor([2.0, 1.0]))) * 2 / 3,
+                                   float(tr.loss(x[[0, 0, 1]], y[[0, 0, 1]])), rtol=1e-5)
+    assert tr.bundle().get(tr.entry.name).record["data"] == ["f x 2.5", "g[:1 shards]"]
+
+
 def test_a_config_can_name_the_first_shards_of_a_growing_folder(tmp_path):
     """``supervised.data`` item ``{labels: FOLDER, shards: N}``: exactly shards 0..N-1, whatever else the folder
     holds by then; a missing one of them, or a bad item, is a one-line error."""
@@ -258,11 +291,12 @@ def test_a_config_can_name_the_first_shards_of_a_growing_folder(tmp_path):
     with pytest.raises(DatasetError, match=r"shard-00000\.npz' is not a folder"):
         load_datasets([{"labels": str(f / "shard-00000.npz"), "shards": 1}])
     base = {"algorithm": "supervised", "supervised": {"data": [str(f)]}}
-    for bad in ({"labels": str(f), "shards": 0}, {"labels": str(f)}, {"labels": str(f), "shards": "2"},
-                {"labels": str(f), "shards": 10**12}):
+    for bad in ({"labels": str(f), "shards": 0}, {"shards": 2}, {"labels": str(f), "shards": "2"},
+                {"labels": str(f), "shards": 10**12}, {"labels": str(f), "weight": 0}, {"labels": str(f), "weight": -1},
+                {"labels": str(f), "weight": 1001}, {"labels": str(f), "weight": True}, {"labels": str(f), "w": 2}):
         base["supervised"]["data"] = [str(f), bad]
-        with pytest.raises(ConfigError,
-                           match=r"a list item may be \{labels: FOLDER, shards: N\}, N in 1 \.\. 1,000,000\), got \{"):
+        with pytest.raises(ConfigError, match=r"a list item may be \{labels: FOLDER, shards: N, weight: W\}, N in 1 "
+                                              r"\.\. 1,000,000, W in \(0, 1,000\], both optional\), got \{"):
             TrainConfig.from_dict(base)
     base["supervised"]["data"] = [str(tmp_path / "other"), {"labels": str(f), "shards": 1}]
     assert TrainConfig.from_dict(base).supervised.data[1] == {"labels": str(f), "shards": 1}

@@ -310,12 +310,22 @@ class TDConfig:
 MAX_LABEL_SHARDS = 1_000_000
 
 
-def _is_shard_prefix(item: Any) -> bool:
-    """Whether ``item`` is a ``{labels: FOLDER, shards: N}`` list item of ``supervised.data`` (the first ``N``
-    shards of a label folder, so a run can name exactly the labels it used while the folder keeps growing)."""
-    return (isinstance(item, dict) and set(item) == {"labels", "shards"} and isinstance(item["labels"], str)
-            and isinstance(item["shards"], int) and not isinstance(item["shards"], bool)
-            and 1 <= item["shards"] <= MAX_LABEL_SHARDS)
+#: The largest ``weight`` a ``{labels: FOLDER, ...}`` item of ``supervised.data`` may give its positions.
+MAX_DATA_WEIGHT = 1_000.0
+
+
+def _is_label_item(item: Any) -> bool:
+    """Whether ``item`` is a ``{labels: FOLDER, shards: N, weight: W}`` list item of ``supervised.data``: a label
+    folder, optionally only its first ``N`` shards (so a run can name exactly the labels it used while the folder
+    keeps growing), optionally with a loss weight ``W`` for its positions; ``shards`` and ``weight`` may be left out
+    (all shards, weight 1)."""
+    if not (isinstance(item, dict) and "labels" in item and set(item) <= {"labels", "shards", "weight"}
+            and isinstance(item["labels"], str)):
+        return False
+    shards, weight = item.get("shards", 1), item.get("weight", 1.0)
+    return (isinstance(shards, int) and not isinstance(shards, bool) and 1 <= shards <= MAX_LABEL_SHARDS
+            and isinstance(weight, (int, float)) and not isinstance(weight, bool)
+            and 0.0 < weight <= MAX_DATA_WEIGHT)
 
 
 @dataclass
@@ -326,9 +336,11 @@ class SupervisedConfig:
     """Dataset: a ``bgai label`` folder, an ``.npz`` with ``boards`` or ``position_ids`` and ``targets``, or text
     lines ``POSITION_ID p_win p_wg p_wbg p_lg p_lbg`` (:func:`bgai.train.supervised.load_dataset`), or a list of
     such paths (their positions concatenated in list order); a relative path is taken from the working directory.
-    A list item ``{labels: FOLDER, shards: N}`` takes the first ``N`` shards of a label folder (``shard-00000`` ..
-    ``shard-{N-1}``, all of which must exist), so that a config names exactly the labels a run used while the folder
-    grows on."""
+    A list item ``{labels: FOLDER, shards: N, weight: W}`` takes the first ``N`` shards of a label folder
+    (``shard-00000`` .. ``shard-{N-1}``, all of which must exist; without ``shards``, all of them), so that a config
+    names exactly the labels a run used while the folder grows on, and multiplies each of their positions' loss by
+    ``W`` (in (0, 1000], default 1): a small set of better labels (rollouts) can count as much as a large set of
+    cheaper ones without repeating positions (the same dataset named twice is refused)."""
     net: str = "all"
     """The bundle net to train: ``'all'`` for a fresh one-net bundle; with ``warm_start``, the name of one of its
     nets (the others are kept as they are, and only positions of that net's classes are used), or a position class
@@ -370,11 +382,12 @@ class SupervisedConfig:
         _one_of(self, "loss", ("bce", "mse"))
         _one_of(self, "init", ("copy", "fresh", "widen"))
         paths = self.data if isinstance(self.data, list) else [self.data]
-        bad = [d for d in paths if not (isinstance(d, str) or _is_shard_prefix(d))]
+        bad = [d for d in paths if not (isinstance(d, str) or _is_label_item(d))]
         if bad or (isinstance(self.data, list) and not self.data):
             got = bad[0] if bad else self.data
             raise ConfigError(f"config key 'data' must be a path or a non-empty list of paths (a list item may be "
-                              f"{{labels: FOLDER, shards: N}}, N in 1 .. {MAX_LABEL_SHARDS:,}), got {got!r}")
+                              f"{{labels: FOLDER, shards: N, weight: W}}, N in 1 .. {MAX_LABEL_SHARDS:,}, W in "
+                              f"(0, {MAX_DATA_WEIGHT:,.0f}], both optional), got {got!r}")
         seen: dict[str, int] = {}
         for i, item in enumerate(paths, 1):  # one dataset twice would count its positions twice
             key = os.path.normpath(os.path.expanduser(item if isinstance(item, str) else item["labels"]))

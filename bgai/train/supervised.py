@@ -27,8 +27,9 @@ Training (:class:`SupervisedTrainer`, a :class:`bgai.train.trainer.Trainer` coun
 2. The positions are shuffled with ``run.seed`` and ``val_fraction`` of them held out for validation.
 3. Each step is one mini-batch of ``batch_size`` training positions (a new random order each epoch) and one
    optimiser step on the loss (``bce``: binary cross-entropy of each of the 5 outputs against its target, on the
-   logits; ``mse``: mean squared error of the probabilities), the learning rate following ``lr_schedule`` from
-   ``lr`` to ``lr_end`` over ``epochs`` (per batch).
+   logits; ``mse``: mean squared error of the probabilities; summed over the outputs, times the position's
+   ``weight``, :class:`bgai.train.config.SupervisedConfig`, and averaged over the batch), the learning rate
+   following ``lr_schedule`` from ``lr`` to ``lr_end`` over ``epochs`` (per batch).
 4. After each epoch the validation loss is computed; training stops after ``epochs`` epochs, or after
    ``patience`` epochs without an improvement of at least ``min_delta``, and then the weights of the best
    validation epoch are put back.
@@ -75,11 +76,13 @@ class DatasetError(BgaiError):
 
 
 class Dataset:
-    """Labelled positions: ``boards`` ``(N, 2, 25)`` int8 and ``targets`` ``(N, 5)`` float32."""
+    """Labelled positions: ``boards`` ``(N, 2, 25)`` int8, ``targets`` ``(N, 5)`` float32 and ``weights`` ``(N,)``
+    float32, each position's loss weight (ones when not given)."""
 
-    def __init__(self, boards: np.ndarray, targets: np.ndarray):
+    def __init__(self, boards: np.ndarray, targets: np.ndarray, weights: np.ndarray | None = None):
         self.boards = boards
         self.targets = targets
+        self.weights = np.ones(boards.shape[0], np.float32) if weights is None else weights
 
     def __len__(self) -> int:
         return int(self.boards.shape[0])
@@ -96,7 +99,7 @@ def load_datasets(paths: str | os.PathLike | list) -> Dataset:
     if not paths:
         raise DatasetError("no dataset: supervised.data is an empty list")
     parts = [load_dataset(p) for p in paths]
-    return Dataset(np.concatenate([d.boards for d in parts]), np.concatenate([d.targets for d in parts]))
+    return Dataset(*(np.concatenate([getattr(d, k) for d in parts]) for k in ("boards", "targets", "weights")))
 
 
 def check_targets(targets: np.ndarray, name: str = "dataset") -> np.ndarray:
@@ -179,8 +182,9 @@ def _clip_estimates(probs: np.ndarray, std_errors: np.ndarray, path: str) -> np.
 
 
 def load_dataset(path: str | os.PathLike | dict) -> Dataset:
-    """Read and check a dataset file (module docstring); ``{'labels': FOLDER, 'shards': N}``: the first ``N``
-    shards of a label folder (:func:`bgai.train.labels.load_labels`).
+    """Read and check a dataset file (module docstring); ``{'labels': FOLDER, 'shards': N, 'weight': W}``: the
+    first ``N`` shards of a label folder (:func:`bgai.train.labels.load_labels`; all without ``shards``), each
+    position's loss weighted by ``W`` (1 without it; :class:`bgai.train.config.SupervisedConfig` checks it).
 
     Raises:
         DatasetError: missing or unreadable file, a malformed line, different numbers of positions and targets,
@@ -188,12 +192,12 @@ def load_dataset(path: str | os.PathLike | dict) -> Dataset:
         PositionIDError: a malformed Position ID (its index named).
         LabelError: a folder that is not a readable label folder.
     """
-    shards = None
+    shards, weight = None, 1.0
     if isinstance(path, dict):
-        path, shards = path["labels"], path["shards"]
+        path, shards, weight = path["labels"], path.get("shards"), float(path.get("weight", 1.0))
         if not os.path.isdir(path):
             what = "is not a folder" if os.path.exists(path) else "does not exist"
-            raise DatasetError(f"label folder {os.fspath(path)!r} {what} (a {{labels: FOLDER, shards: N}} item names "
+            raise DatasetError(f"label folder {os.fspath(path)!r} {what} (a {{labels: FOLDER, ...}} item names "
                                "a bgai label folder)")
     p = os.fspath(path)
     if not p:
@@ -212,7 +216,7 @@ def load_dataset(path: str | os.PathLike | dict) -> Dataset:
     for i, msg in enumerate(validation_errors(boards)):
         if msg is not None:
             raise DatasetError(f"dataset {p!r} row {i}: impossible position: {msg}")
-    return Dataset(boards, check_targets(targets, f"dataset {p!r}"))
+    return Dataset(boards, check_targets(targets, f"dataset {p!r}"), np.full(boards.shape[0], weight, np.float32))
 
 
 def save_dataset(path: str | os.PathLike, boards: np.ndarray, targets: np.ndarray) -> None:
@@ -237,11 +241,15 @@ def lr_at(cfg, fraction: float) -> float:
 
 
 def _data_names(data) -> str | list[str]:
-    """The dataset path(s)' base names, for a net's training record (``NAME[:N shards]`` for a shard prefix)."""
+    """The dataset path(s)' base names, for a net's training record (``NAME[:N shards]`` for a shard prefix,
+    ``NAME x W`` for a loss weight other than 1)."""
     if isinstance(data, (list, tuple)):
         return [_data_names(d) for d in data]
     if isinstance(data, dict):
-        return f"{os.path.basename(os.path.normpath(data['labels']))}[:{data['shards']} shards]"
+        name = os.path.basename(os.path.normpath(data["labels"]))
+        shards = f"[:{data['shards']} shards]" if "shards" in data else ""
+        weight = f" x {data['weight']:g}" if data.get("weight", 1) != 1 else ""
+        return name + shards + weight
     return os.path.basename(os.path.normpath(data))
 
 
@@ -397,8 +405,10 @@ class SupervisedTrainer:
         enc = self.entry.encoder
         self.x_val = torch.from_numpy(enc(data.boards[perm[:n_val]]))
         self.y_val = torch.from_numpy(data.targets[perm[:n_val]])
+        self.w_val = torch.from_numpy(data.weights[perm[:n_val]])
         self.x_train = torch.from_numpy(enc(data.boards[perm[n_val:]]))
         self.y_train = torch.from_numpy(data.targets[perm[n_val:]])
+        self.w_train = torch.from_numpy(data.weights[perm[n_val:]])
         self.n_train, self.n_val = n - n_val, n_val
 
     @classmethod
@@ -424,18 +434,21 @@ class SupervisedTrainer:
         """All epochs done, or stopped early."""
         return self.stopped or self.epoch >= self.config.supervised.epochs
 
-    def loss(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """Mean loss of features ``x`` against targets ``y`` (``supervised.loss``), summed over the 5 outputs."""
+    def loss(self, x: torch.Tensor, y: torch.Tensor, w: torch.Tensor | None = None) -> torch.Tensor:
+        """Mean loss of features ``x`` ``(B, F)`` against targets ``y`` ``(B, 5)`` (``supervised.loss``), summed
+        over the 5 outputs, each position's loss times its weight in ``w`` ``(B,)`` (the data items' ``weight``;
+        ones when None) before the mean over the batch."""
         if self.config.supervised.loss == "bce":
             per = torch.nn.functional.binary_cross_entropy_with_logits(self.net.logits(x), y, reduction="none")
         else:
             per = (torch.sigmoid(self.net.logits(x)) - y) ** 2
-        return per.sum(dim=1).mean()
+        per = per.sum(dim=1)
+        return (per if w is None else per * w).mean()
 
     def validation_loss(self) -> float:
         """The loss on the validation positions, current weights."""
         with torch.no_grad():
-            return float(self.loss(self.x_val, self.y_val))
+            return float(self.loss(self.x_val, self.y_val, self.w_val))
 
     def step(self) -> StepReport:
         """One mini-batch; at the end of an epoch the validation loss and early stopping."""
@@ -446,7 +459,7 @@ class SupervisedTrainer:
         lr = lr_at(s, self.samples / self.total)
         for group in self.opt.param_groups:
             group["lr"] = lr
-        loss = self.loss(self.x_train[idx], self.y_train[idx])
+        loss = self.loss(self.x_train[idx], self.y_train[idx], self.w_train[idx])
         self.opt.zero_grad()
         loss.backward()
         self.opt.step()
