@@ -27,7 +27,7 @@ import sys
 
 import numpy as np
 
-from bgai.cli.args import BgaiArgumentParser, error_text, positive_int, seed_type
+from bgai.cli.args import BgaiArgumentParser, error_text, non_negative_int, positive_int, seed_type
 from bgai.errors import BgaiError
 from bgai.evaluate.disagreements import draw_decisions, paired_test
 from bgai.model.classes import CLASS_NAMES
@@ -42,15 +42,13 @@ PLAYED = ("race", "crashed", "contact")
 
 
 def _truncate(text: str) -> int | None:
-    if text.lower() == "none":
+    """argparse type of ``--truncate``: plies (an integer >= 0) or ``none``."""
+    if text.strip().lower() == "none":
         return None
     try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number or 'none': {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {v}")
-    return v
+        return non_negative_int(text)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (or 'none')") from None
 
 
 def main(argv=None) -> int:

@@ -143,7 +143,10 @@ def test_script_errors_are_one_line(tmp_path):
     run = _script(MODEL, MODEL, "--positions", str(tmp_path))
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert run.stderr.startswith("bench_disagreements: error:") and "is not a bgai label folder" in run.stderr
-    run = _script(MODEL, MODEL, "--truncate", "-2")
-    assert run.returncode == 2 and "must be >= 0" in run.stderr and "Traceback" not in run.stderr
+    for bad in ("-2", "x", "1.5"):
+        run = _script(MODEL, MODEL, "--truncate", bad)
+        assert run.returncode == 2 and run.stderr == (f"bench_disagreements.py: error: argument --truncate: expected an "
+                                                      f"integer >= 0, got '{bad}' (or 'none') (see "
+                                                      "'bench_disagreements.py --help')\n")
     run = _script(MODEL, MODEL, "--positions", POSITIONS, "--judge", "pubeval")
     assert run.returncode == 2 and "only roll out to the end" in run.stderr

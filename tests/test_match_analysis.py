@@ -326,6 +326,12 @@ def test_errors(tmp_path, capsys):
     empty.mkdir()
     assert main(["analyse", str(empty), "--quiet"]) == 2
     assert "no match files" in capsys.readouterr().err
+    for opt, bad in (("--ply", "-1"), ("--worst", "two")):
+        with pytest.raises(SystemExit) as exc:
+            main(["analyse", str(path), opt, bad])
+        assert exc.value.code == 2
+        assert capsys.readouterr().err == (f"bgai analyse: error: argument {opt}: expected an integer >= 0, got "
+                                           f"'{bad}' (see 'bgai analyse --help')\n")
 
 
 def test_board_picture():

@@ -19,22 +19,11 @@ analysis (other files, agent, model or ply) is refused.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from bgai.cli.args import add_ray_option, parallel_backend, positive_int
+from bgai.cli.args import add_ray_option, non_negative_int, parallel_backend, positive_int
 from bgai.errors import AgentSpecError, BgaiError
 from bgai.util.progress import progress_bar
-
-
-def _ply(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a ply 0, 1, 2, ..., got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a ply 0, 1, 2, ..., got {text!r}")
-    return value
 
 
 def register(subparsers) -> None:
@@ -52,12 +41,12 @@ def register(subparsers) -> None:
     )
     p.add_argument("paths", metavar="FILE|DIR", nargs="+", help="match files or folders of match files")
     p.add_argument("--agent", default="gnubg", help="agent spec (default gnubg)")
-    p.add_argument("--ply", type=_ply, metavar="N",
+    p.add_argument("--ply", type=non_negative_int, metavar="N",
                    help="search depth of the agent (checkpoint models; gnubg: 0 only); default the agent's own")
     p.add_argument("--json", metavar="FILE", help="write the whole analysis as JSON to FILE (atomically)")
     p.add_argument("--html", metavar="FILE", help="write an HTML report with board pictures to FILE (atomically)")
     p.add_argument("--workers", type=positive_int, default=1, help="processes to rank in (default 1)")
-    p.add_argument("--worst", type=_ply, default=5, metavar="N",
+    p.add_argument("--worst", type=non_negative_int, default=5, metavar="N",
                    help="worst errors listed and drawn per player (default 5)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--journal", metavar="FILE",

@@ -24,7 +24,7 @@ from bgai.errors import BgaiError, quote_input, shorten_message
 from bgai.util import ray_backend
 
 __all__ = [
-    "BgaiArgumentParser", "seed_type", "MAX_SEED", "batch_lines", "batch_items", "reading_batch", "error_text",
+    "BgaiArgumentParser", "positive_int", "non_negative_int", "seed_type", "MAX_SEED", "batch_lines", "batch_items", "reading_batch", "error_text",
     "add_ray_option", "parallel_backend",
 ]
 
@@ -55,15 +55,24 @@ class BgaiArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {error_text(ValueError(message))} (see '{self.prog} --help')\n")
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (``--games``, ``--workers``), else a one-line usage error."""
+def _int_at_least(text: str, low: int, expected: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {quote_input(text)}") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {quote_input(text)}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (``--games``, ``--workers``), else a one-line usage error."""
+    return _int_at_least(text, 1, "a positive integer")
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0 (``--ply``, a count that may be zero), else a one-line usage error."""
+    return _int_at_least(text, 0, "an integer >= 0")
 
 
 def seed_type(text: str) -> int:
