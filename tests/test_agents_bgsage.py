@@ -206,7 +206,7 @@ def test_spec_options_and_errors():
     with pytest.raises(AgentSpecError, match="ply must be 0..3"):
         make_agent("bgsage:ply=4")
     with pytest.raises(AgentSpecError, match="takes no options"):
-        make_agent("gnubg:ply=1")
+        make_agent("racer:ply=1")
 
 
 def test_missing_bgsage_is_a_clear_error(monkeypatch):

@@ -104,3 +104,41 @@ def test_missing_gnubg_nn_is_a_clear_error(monkeypatch):
 
     with pytest.raises(AgentSpecError, match="gnubg-nn"):
         make_agent("gnubg")
+
+
+def test_one_ply_is_gnubgs_own_search(positions):
+    """``gnubg:ply=1``: gnubg-nn's 1-ply probabilities, and its 1-ply play (gnubg_nn.best_move at 1 ply, applied
+    by this test's own code), which is the best of the plays by those 1-ply values (gnubg's move filter keeps it)."""
+    from bgai.agents.registry import make_agent
+    from bgai.core.movegen import afterstates
+
+    boards, dice = positions[0][::4], positions[1][::4]
+    agent = make_agent("gnubg:ply=1")
+    assert agent.name == "gnubg:ply=1" and agent.capabilities.ply == 1 and agent.at_ply(1) is agent
+    assert agent.at_ply(0).name == "gnubg" and agent.at_ply(0).capabilities.ply == 0
+    theirs = np.array([gnubg_nn.probabilities(_gnubg(b), 1) for b in boards[:40]])
+    np.testing.assert_allclose(agent.probabilities(boards[:40]), theirs, atol=1e-6)
+    assert np.abs(theirs - GnubgAgent().probabilities(boards[:40])).max() > 0.01  # 1-ply is not 0-ply
+    chosen = agent.choose(boards, dice, np.random.default_rng(0))
+    expected = np.stack([_apply_best(b, gnubg_nn.best_move(_gnubg(b), int(d[0]), int(d[1]), 1))
+                         for b, d in zip(boards, dice)])
+    np.testing.assert_array_equal(chosen, expected)
+    after, src = afterstates(boards, dice)
+    e1 = agent.evaluate_afterstates(after)
+    best = np.array([after[np.flatnonzero(src == i)[np.argmax(e1[src == i])]] for i in range(len(boards))])
+    same = (best == chosen).all(axis=(1, 2))
+    assert same.mean() > 0.97
+    # no legal play (on the bar against a closed board): the position unchanged
+    closed = np.zeros((2, 25), np.int8)
+    closed[0, 24], closed[0, 3], closed[1, 0:6], closed[1, 16] = 2, 13, 2, 3
+    np.testing.assert_array_equal(agent.choose(closed[None], np.array([[6, 6]]), np.random.default_rng(0))[0], closed)
+
+
+def test_gnubg_ply_out_of_range_is_a_clear_error():
+    from bgai.agents.registry import make_agent
+
+    for spec in ("gnubg:ply=3", "gnubg:ply=-1"):
+        with pytest.raises(AgentSpecError, match=r"ply must be (0\.\.2|0 or more)"):
+            make_agent(spec)
+    with pytest.raises(AgentSpecError, match=r"gnubg ply must be 0\.\.2, got True"):
+        GnubgAgent(True)

@@ -2,15 +2,15 @@
 
 A spec is a built-in name, optionally with options, or a model file with options::
 
-    random | pubeval | racer | blocker | gnubg | bgsage[:ply=N] | default[:ply=N] | path/to/model.pt[:ply=N]
+    random | pubeval | racer | blocker | gnubg[:ply=N] | bgsage[:ply=N] | default[:ply=N] | path/to/model.pt[:ply=N]
     | path/to/model.onnx | path/to/model.npz
 
 Options follow the name as ``key=value`` pairs separated by ``,`` or ``:`` (``net.pt:ply=1``,
 ``net.pt:ply=1,bearoff=db`` = ``net.pt:ply=1:bearoff=db``); an option given twice is refused.  Option names, the
 values of enumerations (``bearoff=DB``) and built-in names (``PubEval``) are case-insensitive; a file path is
-taken as typed.  Built-in bots take no
-options, except those in :data:`BUILTIN_OPTIONS` (``bgsage:ply=1``: Open Sage with a 1-ply look-ahead, bgai's ply
-numbering).  Model files take ``ply=N`` (checkpoints: 0, 1 or 2; exports: 0) and ``bearoff=db`` or ``bearoff=net``:
+taken as typed.  Built-in bots take no options, except those in :data:`BUILTIN_OPTIONS` (``gnubg:ply=1``: GNU
+Backgammon's 1-ply search; ``bgsage:ply=1``: Open Sage with a 1-ply look-ahead, bgai's ply numbering).  Model
+files take ``ply=N`` (checkpoints: 0, 1 or 2; exports: 0) and ``bearoff=db`` or ``bearoff=net``:
 ``db`` values bear-off positions (both sides' checkers all home) by the exact one-sided bear-off database
 (:mod:`bgai.model.bearoff`, as GNU Backgammon does) instead of the net, at every ply and in rollouts
 (``checkpoints/bgai-td128.pt:bearoff=db,ply=1``); ``net`` by the model's race net even if the file attaches the
@@ -67,9 +67,9 @@ def _blocker() -> Agent:
     return BlockerAgent()
 
 
-def _gnubg() -> Agent:
+def _gnubg(ply: int = 0) -> Agent:
 
-    return GnubgAgent()
+    return GnubgAgent(ply)
 
 
 def _bgsage(ply: int = 0) -> Agent:
@@ -88,14 +88,14 @@ BUILTINS: dict[str, Callable[..., Agent]] = {
 }
 
 #: Built-in agents that take options: name -> the option names they accept (passed to the factory).
-BUILTIN_OPTIONS = {"bgsage": ("ply",)}
+BUILTIN_OPTIONS = {"gnubg": ("ply",), "bgsage": ("ply",)}
 
 DESCRIPTIONS = {
     "random": "a uniformly random legal play",
     "pubeval": "Tesauro's public evaluation function (linear, contact and race weights)",
     "racer": "heuristic: pip lead and safe blots",
     "blocker": "heuristic: made points, primes, hits, safe blots",
-    "gnubg": "GNU Backgammon 0-ply via gnubg-nn (optional extra)",
+    "gnubg": "GNU Backgammon 0-ply (gnubg:ply=N for its N-ply search, N = 1, 2) via gnubg-nn (optional extra)",
     "bgsage": "Open Sage's production model, 0-ply (bgsage:ply=N for N = 1..3), via bgsage (optional extra)",
 }
 
@@ -316,7 +316,7 @@ def make_agent(spec: str) -> Agent:
     """Build an agent from its spec.
 
     Args:
-        spec: ``'random'``, ``'pubeval'``, ``'racer'``, ``'blocker'``, ``'gnubg'``, ``'bgsage[:ply=N]'``,
+        spec: ``'random'``, ``'pubeval'``, ``'racer'``, ``'blocker'``, ``'gnubg[:ply=N]'``, ``'bgsage[:ply=N]'``,
             ``'default'`` (the shipped model, :func:`default_model_spec`), a checkpoint path with optional ``:ply=N``
             and ``bearoff=db|net`` (``'runs/x/best.pt:ply=1'``, ``'runs/x/best.pt:bearoff=db,ply=1'``), or an
             exported ``model.onnx`` / ``model.npz`` (0-ply; ``bearoff`` too).
@@ -327,8 +327,9 @@ def make_agent(spec: str) -> Agent:
 
     Raises:
         AgentSpecError: an unknown name (the message lists the valid ones), options on a built-in bot, bad options,
-            gnubg-nn missing for ``'gnubg'``, bgsage missing for ``'bgsage'`` or its ply out of 0..3, checkpoint
-            support (:mod:`bgai.agents.neural`) missing, a configuration file given as a model, ``ply`` > 0 for an exported model, or ``default`` with no model.
+            gnubg-nn missing for ``'gnubg'`` or its ply out of 0..2, bgsage missing for ``'bgsage'`` or its ply
+            out of 0..3, checkpoint support (:mod:`bgai.agents.neural`) missing, a configuration file given as a
+            model, ``ply`` > 0 for an exported model, or ``default`` with no model.
         CheckpointError: a model file that does not exist or cannot be loaded (the path is named; one line).
     """
     given, spec = spec, resolve_spec(spec)
