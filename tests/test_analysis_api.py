@@ -46,8 +46,10 @@ def test_capabilities_are_declared():
 
 def test_capabilities_of_gnubg(gnubg):
     assert gnubg.capabilities == Capabilities(play_scores=True, probabilities=True, cube=True, ply=0)
-    with pytest.raises(AgentCapabilityError, match="0-ply only"):
-        rank_plays(gnubg, starting_board(), "31", ply=1)
+    ranked = rank_plays(gnubg, starting_board(), "31", ply=1)  # gnubg's own 1-ply search
+    assert ranked[0].play.notation == "8/5 6/5" and gnubg.at_ply(1).capabilities.ply == 1
+    with pytest.raises(AgentSpecError, match=r"gnubg ply must be 0\.\.2, got 3"):
+        rank_plays(gnubg, starting_board(), "31", ply=3)
 
 
 def test_rank_plays_cubeless_matches_gnubg_directly(gnubg):

@@ -316,7 +316,7 @@ def test_errors(tmp_path, capsys):
     path = _short_match(tmp_path)
     with pytest.raises(AgentSpecError, match="probabilities"):
         analyse_files([path], "pubeval")
-    assert main(["analyse", str(path), "--agent", "gnubg", "--ply", "2", "--quiet"]) == 2
+    assert main(["analyse", str(path), "--agent", "pubeval", "--ply", "2", "--quiet"]) == 2
     assert "0-ply only" in capsys.readouterr().err
     assert main(["analyse", str(tmp_path / "missing.sgf"), "--quiet"]) == 2
     assert "no such file" in capsys.readouterr().err
@@ -366,8 +366,10 @@ def test_luck_comes_from_the_zero_ply_agent(tmp_path):
     assert [m.error for m in mixed.moves] == [m.error for m in shifted.moves]
     assert [c.no_double for c in mixed.cube] == [c.no_double for c in shifted.cube]
     assert [m.luck for m in mixed.moves] != [m.luck for m in shifted.moves]
-    assert spec_with_ply("runs/x.pt", 1) == "runs/x.pt:ply=1" and spec_with_ply("gnubg", 0) == "gnubg"
+    assert spec_with_ply("runs/x.pt", 1) == "runs/x.pt:ply=1" and spec_with_ply("pubeval", 0) == "pubeval"
+    assert spec_with_ply("gnubg", 0) == "gnubg:ply=0"
+    assert spec_with_ply("gnubg", 1) == "gnubg:ply=1"
     with pytest.raises(AgentSpecError, match="0-ply only"):
-        spec_with_ply("gnubg", 1)
+        spec_with_ply("pubeval", 1)
     with pytest.raises(AgentSpecError, match="contradicts"):
         spec_with_ply("runs/x.pt:ply=2", 1)

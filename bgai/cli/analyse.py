@@ -9,7 +9,7 @@ player's worst errors (:mod:`bgai.analysis.match_analysis`).  Several files: a t
 ``--json FILE`` writes everything (every roll and cube decision, per-player statistics) as JSON, ``--html FILE``
 a self-contained page with pictures of each player's worst errors; both are written atomically and their
 destinations are checked before the analysis starts.  ``--ply N`` sets the agent's search depth (checkpoint
-models: ``model.pt:ply=N``; the built-in ``gnubg`` agent is GNU Backgammon at 0-ply only).  ``--workers W``
+models: ``model.pt:ply=N``; ``gnubg`` and ``bgsage``: ``gnubg:ply=N``, up to 2 and 3).  ``--workers W``
 ranks in W processes; the results do not depend on W.  A progress bar goes to stderr (``--quiet``: none).
 ``--journal FILE`` appends each finished unit of rankings to FILE (:mod:`bgai.util.journal`); the same command run
 again after the analysis was stopped (Ctrl-C, SIGTERM, even SIGKILL or a crash) takes the units recorded there
@@ -42,7 +42,8 @@ def register(subparsers) -> None:
     p.add_argument("paths", metavar="FILE|DIR", nargs="+", help="match files or folders of match files")
     p.add_argument("--agent", default="gnubg", help="agent spec (default gnubg)")
     p.add_argument("--ply", type=non_negative_int, metavar="N",
-                   help="search depth of the agent (checkpoint models; gnubg: 0 only); default the agent's own")
+                   help="search depth of the agent (checkpoint models and gnubg 0-2, bgsage 0-3); default the "
+                        "agent's own")
     p.add_argument("--json", metavar="FILE", help="write the whole analysis as JSON to FILE (atomically)")
     p.add_argument("--html", metavar="FILE", help="write an HTML report with board pictures to FILE (atomically)")
     p.add_argument("--workers", type=positive_int, default=1, help="processes to rank in (default 1)")
@@ -60,8 +61,8 @@ def spec_with_ply(spec: str, ply: int | None) -> str:
     """The agent spec with the search depth ``ply`` applied (``None``: unchanged).
 
     Raises:
-        AgentSpecError: a ply above 0 for a built-in agent without a ``ply`` option (``gnubg`` is GNU Backgammon at
-            0-ply; ``bgsage`` takes one), or a spec whose own ``:ply=`` differs.
+        AgentSpecError: a ply above 0 for a built-in agent without a ``ply`` option (``gnubg`` and ``bgsage``
+            take one), or a spec whose own ``:ply=`` differs.
     """
     from bgai.agents.registry import BUILTIN_OPTIONS, BUILTINS, parse_spec, resolve_spec
 
