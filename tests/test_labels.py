@@ -266,6 +266,17 @@ def test_a_label_item_weight_multiplies_its_positions_loss(tmp_path):
         np.testing.assert_allclose(float(tr.loss(x, y, torch.tensor([2.0, 1.0]))) * 2 / 3,
                                    float(tr.loss(x[[0, 0, 1]], y[[0, 0, 1]])), rtol=1e-5)
     assert tr.bundle().get(tr.entry.name).record["data"] == ["f x 2.5", "g[:1 shards]"]
+    # a resume must see the same weights: the same data loads, another weight is refused
+    from bgai.errors import CheckpointError
+
+    state = tr.state_dict()
+    SupervisedTrainer(cfg).load_state_dict(state)
+    other = TrainConfig.from_dict({**cfg.to_dict(), "supervised": {**cfg.to_dict()["supervised"],
+                                                                   "data": [{"labels": str(f), "weight": 9}, str(g)]}})
+    with pytest.raises(CheckpointError, match=r"^the data items' loss weights changed since the checkpoint \(their "
+                                              r"sum over the positions [\d,.]+ then, [\d,.]+ now\); resume with the "
+                                              r"same data$"):
+        SupervisedTrainer(other).load_state_dict(state)
 
 
 def test_a_config_can_name_the_first_shards_of_a_growing_folder(tmp_path):
@@ -293,14 +304,17 @@ def test_a_config_can_name_the_first_shards_of_a_growing_folder(tmp_path):
     base = {"algorithm": "supervised", "supervised": {"data": [str(f)]}}
     for bad in ({"labels": str(f), "shards": 0}, {"shards": 2}, {"labels": str(f), "shards": "2"},
                 {"labels": str(f), "shards": 10**12}, {"labels": str(f), "weight": 0}, {"labels": str(f), "weight": -1},
+                {"labels": str(f), "weight": 1e-50},
                 {"labels": str(f), "weight": 1001}, {"labels": str(f), "weight": True}, {"labels": str(f), "w": 2}):
         base["supervised"]["data"] = [str(f), bad]
         with pytest.raises(ConfigError, match=r"a list item may be \{labels: FOLDER, shards: N, weight: W\}, N in 1 "
-                                              r"\.\. 1,000,000, W in \(0, 1,000\], both optional\), got \{"):
+                                              r"\.\. 1,000,000, W in 0\.001 \.\. 1,000, both optional\), got \{"):
             TrainConfig.from_dict(base)
     base["supervised"]["data"] = [str(tmp_path / "other"), {"labels": str(f), "shards": 1}]
     assert TrainConfig.from_dict(base).supervised.data[1] == {"labels": str(f), "shards": 1}
+    rel = os.path.relpath(str(f))  # the same folder spelled another way
     for twice in ([str(f), {"labels": str(f), "shards": 1}], [{"labels": str(f), "shards": 1}, str(f) + "/"],
+                  [{"labels": str(f), "weight": 3}, rel] if rel != str(f) else [str(f), str(f)],
                   [{"labels": str(f), "shards": 1}, {"labels": str(f), "shards": 2}]):
         base["supervised"]["data"] = [str(tmp_path / "other"), *twice]
         with pytest.raises(ConfigError, match=rf"^config key 'data' names '{f}' twice \(items 2 and 3\): its "

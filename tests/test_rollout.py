@@ -137,6 +137,22 @@ def test_gnubg_one_ply_plays_are_gnubgs(gnubg_agent):
             assert np.array_equal(ours, theirs), (pid, d)
 
 
+@needs_gnubg_nn
+def test_gnubg_at_one_ply_rolls_out_as_gnubg(gnubg_agent):
+    """``gnubg:ply=1`` as the rollout agent: evaluations at 0-ply and the 1-ply plays' filter at 0-ply, as for
+    ``gnubg`` (not a 1-ply filter, five times slower)."""
+    from bgai.agents.gnubg import GnubgAgent
+    from bgai.analysis.rollout import RolloutPolicy
+
+    deep = GnubgAgent(1)
+    policy = RolloutPolicy(deep, ply=1)
+    assert policy.evaluator.capabilities.ply == 0 and policy.searcher.base.capabilities.ply == 0
+    b = decode_position_id(CONTACT)
+    a = rollout_position(deep, b, trials=8, truncate=4, seed=2, ply=1)
+    g = rollout_position(gnubg_agent, b, trials=8, truncate=4, seed=2, ply=1)
+    np.testing.assert_array_equal(a.probabilities, g.probabilities)
+
+
 # ------------------------------------------------------------------------------------------- the engine
 
 

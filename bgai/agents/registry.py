@@ -113,7 +113,8 @@ CHECKPOINT_OPTIONS = {"ply": int, "bearoff": _bearoff_option}
 def valid_specs() -> str:
     """Human-readable list of valid agent specs, for error messages and ``--help``."""
     return (
-        ", ".join(BUILTINS) + ", default (the shipped model), a checkpoint path such as model.pt[:ply=N], or an "
+        ", ".join(n + ("[:ply=N]" if "ply" in BUILTIN_OPTIONS.get(n, ()) else "") for n in BUILTINS)
+        + ", default (the shipped model), a checkpoint path such as model.pt[:ply=N], or an "
         "exported model.onnx / model.npz (0-ply only; model options: ply=N for checkpoints, bearoff=db for the exact "
         "bear-off database)"
     )

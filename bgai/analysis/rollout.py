@@ -254,7 +254,7 @@ class GnubgOnePly(Agent):
     name = "gnubg:ply=1"
 
     def __init__(self, base: GnubgAgent | None = None) -> None:
-        self.base = base or GnubgAgent()
+        self.base = (base or GnubgAgent()).at_ply(0)  # the filter ranks at 0-ply, whatever ply ``base`` has
         self._g = import_gnubg_nn()
 
     def choose(self, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -680,12 +680,12 @@ def run_rollout_unit(context: tuple[RolloutPolicy, np.ndarray, dict], unit: tupl
 
 def _payload(agent: Agent):
     """What a worker rebuilds the agent from: its spec when it has one (:func:`bgai.agents.registry.make_agent`),
-    ``'gnubg'`` for the gnubg agent, else the agent object itself (pickled)."""
+    ``'gnubg'`` (``'gnubg:ply=N'``) for the gnubg agent, else the agent object itself (pickled)."""
     spec = getattr(agent, "spec", None)
     if isinstance(spec, str):
         return spec
     if isinstance(agent, GnubgAgent):
-        return "gnubg"
+        return agent.name  # 'gnubg' or 'gnubg:ply=N', a spec
     return agent
 
 

@@ -310,8 +310,8 @@ class TDConfig:
 MAX_LABEL_SHARDS = 1_000_000
 
 
-#: The largest ``weight`` a ``{labels: FOLDER, ...}`` item of ``supervised.data`` may give its positions.
-MAX_DATA_WEIGHT = 1_000.0
+#: The range of the ``weight`` a ``{labels: FOLDER, ...}`` item of ``supervised.data`` may give its positions.
+MIN_DATA_WEIGHT, MAX_DATA_WEIGHT = 0.001, 1_000.0
 
 
 def _is_label_item(item: Any) -> bool:
@@ -325,7 +325,7 @@ def _is_label_item(item: Any) -> bool:
     shards, weight = item.get("shards", 1), item.get("weight", 1.0)
     return (isinstance(shards, int) and not isinstance(shards, bool) and 1 <= shards <= MAX_LABEL_SHARDS
             and isinstance(weight, (int, float)) and not isinstance(weight, bool)
-            and 0.0 < weight <= MAX_DATA_WEIGHT)
+            and MIN_DATA_WEIGHT <= weight <= MAX_DATA_WEIGHT)
 
 
 @dataclass
@@ -339,7 +339,7 @@ class SupervisedConfig:
     A list item ``{labels: FOLDER, shards: N, weight: W}`` takes the first ``N`` shards of a label folder
     (``shard-00000`` .. ``shard-{N-1}``, all of which must exist; without ``shards``, all of them), so that a config
     names exactly the labels a run used while the folder grows on, and multiplies each of their positions' loss by
-    ``W`` (in (0, 1000], default 1): a small set of better labels (rollouts) can count as much as a large set of
+    ``W`` (0.001 .. 1000, default 1): a small set of better labels (rollouts) can count as much as a large set of
     cheaper ones without repeating positions (the same dataset named twice is refused)."""
     net: str = "all"
     """The bundle net to train: ``'all'`` for a fresh one-net bundle; with ``warm_start``, the name of one of its
@@ -387,14 +387,16 @@ class SupervisedConfig:
             got = bad[0] if bad else self.data
             raise ConfigError(f"config key 'data' must be a path or a non-empty list of paths (a list item may be "
                               f"{{labels: FOLDER, shards: N, weight: W}}, N in 1 .. {MAX_LABEL_SHARDS:,}, W in "
-                              f"(0, {MAX_DATA_WEIGHT:,.0f}], both optional), got {got!r}")
-        seen: dict[str, int] = {}
-        for i, item in enumerate(paths, 1):  # one dataset twice would count its positions twice
-            key = os.path.normpath(os.path.expanduser(item if isinstance(item, str) else item["labels"]))
+                              f"{MIN_DATA_WEIGHT:g} .. {MAX_DATA_WEIGHT:,.0f}, both optional), got {got!r}")
+        seen: dict[str, tuple[int, str]] = {}
+        for i, item in enumerate(paths, 1):  # one dataset twice (however spelled) would count its positions twice
+            name = os.path.normpath(os.path.expanduser(item if isinstance(item, str) else item["labels"]))
+            key = os.path.realpath(name)
             if key in seen:
-                raise ConfigError(f"config key 'data' names {key!r} twice (items {seen[key]} and {i}): its positions "
-                                  "would be counted twice")
-            seen[key] = i
+                first, spelled = seen[key]
+                raise ConfigError(f"config key 'data' names {spelled!r} twice (items {first} and {i}): its "
+                                  "positions would be counted twice")
+            seen[key] = (i, name)
         _positive(self, "lr", "lr_end")
         _at_least(self, 1, "batch_size", "epochs")
         _at_least(self, 0, "patience")

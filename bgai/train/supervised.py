@@ -535,13 +535,19 @@ class SupervisedTrainer:
             "val_history": list(self.val_history),
             "n_train": int(self.n_train),
             "n_val": int(self.n_val),
+            "weight_sum": self._weight_sum(),
         }
+
+    def _weight_sum(self) -> float:
+        """The sum of the positions' loss weights (training and validation): a resume with other weights is refused."""
+        return float(self.w_train.double().sum() + self.w_val.double().sum())
 
     def load_state_dict(self, state: dict) -> None:
         """Restore :meth:`state_dict` output.
 
         Raises:
-            CheckpointError: another layout or algorithm, a dataset of another size, or a malformed state.
+            CheckpointError: another layout or algorithm, a dataset of another size or other loss weights (the data
+                items' ``weight``), or a malformed state.
         """
         if not isinstance(state, dict) or state.get("format") != STATE_FORMAT or state.get("algorithm") != "supervised":
             raise CheckpointError("checkpoint's training state is not a supervised trainer's of this bgai version")
@@ -551,6 +557,11 @@ class SupervisedTrainer:
                     f"the dataset changed since the checkpoint ({state['n_train']} + {state['n_val']} positions "
                     f"then, {self.n_train} + {self.n_val} now); resume with the same data"
                 )
+            saved, now = state.get("weight_sum"), self._weight_sum()
+            if saved is not None and not math.isclose(float(saved), now, rel_tol=1e-9):
+                raise CheckpointError(
+                    f"the data items' loss weights changed since the checkpoint (their sum over the positions "
+                    f"{float(saved):,.6g} then, {now:,.6g} now); resume with the same data")
             self.opt.load_state_dict(state["optimizer"])
             self.rng.bit_generator.state = state["rng"]
             self.order = state["order"].numpy().astype(np.int64).copy()
