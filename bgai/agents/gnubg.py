@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from bgai.agents.base import Capabilities, ProbabilityAgent, finished_or_evaluate
-from bgai.core.board import as_batch, validate
+from bgai.core.board import as_batch
 from bgai.core.movegen import afterstates
-from bgai.errors import AgentSpecError, InvalidDiceError
+from bgai.errors import AgentSpecError
 
 #: Deepest search the ``gnubg`` agent offers (gnubg's 3-ply and 4-ply take seconds a play in gnubg-nn).
 MAX_PLY = 2
@@ -106,17 +106,14 @@ class GnubgAgent(ProbabilityAgent):
         where no play is legal.
 
         Raises:
-            InvalidPositionError: a board that breaks the rules (:func:`bgai.core.board.validate`).
-            InvalidDiceError: dice not ``(N, 2)`` with values 1..6.
+            InvalidPositionError, InvalidDiceError: as :func:`bgai.core.movegen.afterstates`.
             RuntimeError: gnubg-nn answered a board that is not one of the legal afterstates (a gnubg-nn fault).
         """
         if self.ply == 0:
             return super().choose(boards, dice, rng)
-        b = validate(as_batch(boards))
-        d = np.asarray(dice)
-        if d.shape != (b.shape[0], 2) or not np.issubdtype(d.dtype, np.integer) or ((d < 1) | (d > 6)).any():
-            raise InvalidDiceError(f"dice must be ({b.shape[0]}, 2) integers 1..6, got shape {d.shape}")
-        after, src = afterstates(b, d)
+        after, src = afterstates(boards, dice)  # checks the boards and the dice
+        b = as_batch(boards)
+        d = np.asarray(dice).reshape(b.shape[0], 2).astype(np.int64)
         out = np.empty_like(b)
         best, from_key = self._g.bestmove, self._g.boardfromkey
         for i, (board, (d1, d2)) in enumerate(zip(b.tolist(), d.tolist())):

@@ -24,8 +24,8 @@ from bgai.errors import BgaiError, quote_input, shorten_message
 from bgai.util import ray_backend
 
 __all__ = [
-    "BgaiArgumentParser", "positive_int", "non_negative_int", "seed_type", "MAX_SEED", "batch_lines", "batch_items", "reading_batch", "error_text",
-    "add_ray_option", "parallel_backend",
+    "BgaiArgumentParser", "positive_int", "non_negative_int", "seed_type", "MAX_SEED", "batch_lines", "batch_items",
+    "reading_batch", "error_text", "add_ray_option", "parallel_backend",
 ]
 
 T = TypeVar("T")
