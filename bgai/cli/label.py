@@ -28,7 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default="default",
                    help="agent spec of the checkpoint that plays and labels, options allowed, e.g. "
                    "checkpoints/bgai-td128.pt:bearoff=db (default: the shipped model)")
-    p.add_argument("--kind", type=str.lower, choices=("ply1", "ply2", "rollout"), default="ply1", help="label kind (default ply1)")
+    p.add_argument("--kind", type=str.lower, choices=("ply1", "ply2", "rollout", "trajectory"), default="ply1",
+                   help="label kind (default ply1): a search, a rollout, or trajectory (every position of the games "
+                   "labelled with its luck-adjusted outcome, a one-trial rollout)")
     p.add_argument("--shards", type=int, default=None,
                    help="shards in the whole job (default 10; with --relabel: as many as the positions fill)")
     p.add_argument("--games", type=int, default=200, help="self-play games per shard (default 200)")
@@ -46,9 +48,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--explore-with", default=None, metavar="AGENT[,AGENT...]",
                    help="agents that make the exploring plays, one drawn per play (default: random), e.g. "
                    "pubeval,racer,blocker,random for positions as varied as games between different bots")
+    p.add_argument("--explore-plies", type=int, default=0, metavar="N",
+                   help="--kind trajectory: exploring plays only in the first N plies of a game (default 0: all)")
     p.add_argument("--candidates", type=int, default=0, metavar="K",
                    help="label, instead of each sampled position, the afterstates of its K best 0-ply plays for a "
-                   "drawn roll (opponent on roll): siblings that teach the net to tell plays apart (default 0: off)")
+                   "drawn roll (opponent on roll): siblings that teach the net to tell plays apart (default 0: off); "
+                   "with --kind trajectory: exploring plays are drawn among the K best (0: among all legal plays)")
     p.add_argument("--relabel", default=None, metavar="FOLDER[,FOLDER...]",
                    help="label the positions of these label folders (each once, of --classes) instead of self-play "
                    "samples, e.g. with a newer model's search")
@@ -78,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
                              explorers=tuple(e.strip() for e in args.explore_with.split(","))
                              if args.explore_with is not None else (), candidates=args.candidates,
                              relabel=tuple(f.strip() for f in args.relabel.split(",")) if args.relabel else (),
-                             per_shard=args.per_shard or 1000,
+                             per_shard=args.per_shard or 1000, explore_plies=args.explore_plies,
                              classes=parse_classes(args.classes) if args.classes is not None else ())
     t0 = time.perf_counter()
 

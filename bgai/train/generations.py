@@ -17,7 +17,7 @@ naming the key)::
     accept: not_worse      # always | not_worse | better (below)
     checkpoint_every: 100000   # training checkpoints (samples)
     labels: {kind: ply2, shards: 20, games_per_shard: 50, keep: 0.25, trials: 0, truncate: 0, classes: [],
-             disagree: 0.0, explore: 0.0, explorers: [], candidates: 0}   # bgai.train.labels.LabelSettings
+             disagree: 0.0, explore: 0.0, explorers: [], candidates: 0, explore_plies: 0}   # LabelSettings
     supervised: {net: all, epochs: 10, lr: 3e-4, ...}            # SupervisedConfig without data and warm_start
     eval: {games: 2000, seed: 2026, parent_games: 0, bench: data/bench/strength-v1}
 
@@ -100,7 +100,7 @@ ACCEPT = ("always", "not_worse", "better")
 _DRIVER_KEYS = ("data", "warm_start")
 #: ``labels`` keys added after the first generations jobs: written to ``config.json`` only when set, so that a job
 #: started before they existed resumes with the same config.
-_NEWER_LABEL_KEYS = ("explore", "explorers", "candidates")
+_NEWER_LABEL_KEYS = ("explore", "explorers", "candidates", "explore_plies")
 
 
 def _default_newer_label_key(f: Field, value: Any) -> bool:
@@ -165,7 +165,8 @@ class LabelsSection:
     """Each generation's labels (:class:`bgai.train.labels.LabelSettings`; the parent's model labels)."""
 
     kind: str = "ply1"
-    """``ply1``, ``ply2`` (the parent's n-ply search) or ``rollout``."""
+    """``ply1``, ``ply2`` (the parent's n-ply search), ``rollout`` or ``trajectory`` (every position of the
+    parent's self-play games labelled with its luck-adjusted outcome, :mod:`bgai.train.trajectory`)."""
     shards: int = 10
     """Shards per generation (each a resumable unit)."""
     games_per_shard: int = 50
@@ -186,7 +187,10 @@ class LabelsSection:
     """Agents that make the exploring plays, one drawn per play (``[pubeval, racer, blocker, random]``; empty:
     random legal plays)."""
     candidates: int = 0
-    """Label the afterstates of each sampled position's K best 0-ply plays instead of the position (0: off)."""
+    """Label the afterstates of each sampled position's K best 0-ply plays instead of the position (0: off); with
+    ``kind: trajectory`` the exploring plays are drawn among the K best (0: among all legal plays)."""
+    explore_plies: int = 0
+    """``kind: trajectory``: exploring plays only in the first this many plies of a game (0: every ply)."""
 
     def validate(self) -> None:
         """Raises: ConfigError naming the key."""
@@ -222,7 +226,7 @@ class LabelsSection:
         return LabelSettings(model=model, kind=self.kind, seed=seed, games_per_shard=self.games_per_shard,
                              keep=self.keep, disagree=self.disagree, trials=self.trials, truncate=self.truncate,
                              classes=classes, explore=self.explore, explorers=tuple(self.explorers),
-                             candidates=self.candidates)
+                             candidates=self.candidates, explore_plies=self.explore_plies)
 
 
 @dataclass

@@ -36,6 +36,13 @@ Label kinds (:data:`LABEL_KINDS`):
 
 * ``ply1`` / ``ply2``: the agent's 1-ply / 2-ply probabilities of the position (GNU Backgammon's n-ply
   expectation over the 21 rolls; :class:`bgai.agents.neural.NeuralAgent`), standard errors 0;
+* ``trajectory``: every position of the shard's self-play games labelled with its game's luck-adjusted outcome
+  from there, a one-trial rollout with variance reduction (:mod:`bgai.train.trajectory`: unbiased, noisy, may lie
+  outside [0, 1]; standard errors NaN, not estimable from one trial); the games' dice and exploring draws come
+  from ``SeedSequence(seed, spawn_key=(8, shard))``, ``keep`` and ``classes`` then thin the labelled positions;
+  ``explore`` is the probability of an exploring play in each of the first ``explore_plies`` plies (0 = all), drawn
+  among the ``candidates`` best 0-ply plays (0 = among all legal plays), and only positions after a game's last
+  exploring play are labelled;
 * ``rollout``: a cubeless rollout of ``trials`` trials with variance reduction (:mod:`bgai.analysis.rollout`;
   with an agent spec ``model.pt:bearoff=db`` trials end at bear-off positions with the database's values), with its
   standard errors.  Two labelling schemes, recorded in the dataset (``batched``):
@@ -86,6 +93,7 @@ from bgai.errors import BgaiError, CheckpointError
 from bgai.game.play import play_games
 from bgai.model.classes import CLASS_NAMES, CLASS_OVER, classify
 from bgai.train.config import MAX_LABEL_SHARDS
+from bgai.train.trajectory import trajectory_labels
 from bgai.util.fileio import atomic_write_bytes, atomic_write_json, ensure_directory, file_sha256
 from bgai.util.parallel import run_units
 
@@ -96,7 +104,7 @@ __all__ = ["LABEL_KINDS", "LabelSettings", "label_shard", "make_labels", "load_l
 FORMAT = "bgai-labels"
 FORMAT_VERSION = 1
 #: The label kinds :func:`label_shard` makes.
-LABEL_KINDS = ("ply1", "ply2", "rollout")
+LABEL_KINDS = ("ply1", "ply2", "rollout", "trajectory")
 #: The most shards one job may have (a job lists its shards before it starts).
 MAX_SHARDS = MAX_LABEL_SHARDS
 #: The most candidate plays per sampled position (:attr:`LabelSettings.candidates`).
@@ -136,6 +144,8 @@ class LabelSettings:
         relabel: label folders whose positions are labelled instead of self-play samples (module docstring); needs
             keep 1, no explore and no candidates.
         per_shard: positions per shard when relabelling.
+        explore_plies: ``kind='trajectory'``: exploring plays only in the first this many plies of a game (0 = in
+            every ply).
         source_positions, source_sha256: the relabelled positions' number and fingerprint (:func:`make_labels` sets
             them; :func:`relabel_positions`).
     """
@@ -157,6 +167,7 @@ class LabelSettings:
     per_shard: int = 1000
     source_positions: int = 0
     source_sha256: str = ""
+    explore_plies: int = 0
 
     def check(self) -> None:
         """Raises LabelError naming the first bad field."""
@@ -184,6 +195,14 @@ class LabelSettings:
             raise LabelError(f"candidates must be in 0..{MAX_CANDIDATES}, got {self.candidates}")
         if self.classes and tuple(self.classes) != parse_classes(",".join(self.classes)):
             raise LabelError(f"classes must be distinct class names in class order, got {self.classes!r}")
+        if not 0 <= self.explore_plies <= 10_000:
+            raise LabelError(f"explore plies must be in 0..10000, got {self.explore_plies}")
+        if self.explore_plies and self.kind != "trajectory":
+            raise LabelError("explore plies limit the exploring plays of trajectory labels: use --kind trajectory")
+        if self.kind == "trajectory":
+            if self.relabel or self.disagree or self.trials or self.truncate or self.explorers:
+                raise LabelError("trajectory labels come from their own self-play games: no relabel, disagree, "
+                                 "trials, truncate or explorers")
         if self.relabel:
             if self.keep != 1 or self.explore or self.candidates:
                 raise LabelError("relabelling takes the folders' positions as they are: keep 1, no explore, "
@@ -208,6 +227,8 @@ class LabelSettings:
                 del d[k]
         if not self.explore:
             del d["explore"]
+        if not self.explore_plies:
+            del d["explore_plies"]
         d["explorers"] = list(self.explorers)
         if not self.explorers:
             del d["explorers"]
@@ -366,6 +387,21 @@ def candidate_positions(agent: Agent, boards: np.ndarray, k: int, rng: np.random
     return out[np.sort(idx)]
 
 
+def _trajectory_shard(agent: Agent, settings: LabelSettings, shard: int) -> tuple[np.ndarray, np.ndarray]:
+    """The positions and labels of a trajectory shard (module docstring, :mod:`bgai.train.trajectory`)."""
+    games_ss, keep_ss = np.random.SeedSequence(settings.seed, spawn_key=(8, shard)).spawn(2)
+    try:
+        boards, probs = trajectory_labels(agent, settings.games_per_shard, np.random.default_rng(games_ss),
+                                          explore=settings.explore, explore_plies=settings.explore_plies,
+                                          candidates=settings.candidates)
+    except BgaiError as exc:
+        raise LabelError(str(exc)) from None
+    keep = np.random.default_rng(keep_ss).random(len(boards)) < settings.keep
+    if settings.classes and len(boards):
+        keep &= np.isin(classify(boards), [CLASS_NAMES.index(c) for c in settings.classes])
+    return boards[keep], probs[keep]
+
+
 def label_shard(agent: Agent, settings: LabelSettings, shard: int,
                 source: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Make shard ``shard``: play its games, sample positions (:func:`sample_positions`), label them (module
@@ -382,13 +418,18 @@ def label_shard(agent: Agent, settings: LabelSettings, shard: int,
         The arrays of a shard file (``boards``, ``position_ids``, ``classes``, ``probs``, ``std_errors``).
     """
     t0 = time.perf_counter()
-    if settings.relabel:
-        if source is None:
-            raise LabelError("relabelling needs the source positions (relabel_positions)")
-        boards = source[shard * settings.per_shard : (shard + 1) * settings.per_shard]
+    if settings.kind == "trajectory":
+        boards, probs = _trajectory_shard(agent, settings, shard)
+        se = np.full_like(probs, np.nan)
     else:
-        boards = sample_positions(agent, settings, shard)
-    probs, se = _labeller(agent, settings)(boards, shard) if len(boards) else (np.zeros((0, 5)), np.zeros((0, 5)))
+        if settings.relabel:
+            if source is None:
+                raise LabelError("relabelling needs the source positions (relabel_positions)")
+            boards = source[shard * settings.per_shard : (shard + 1) * settings.per_shard]
+        else:
+            boards = sample_positions(agent, settings, shard)
+        probs, se = (_labeller(agent, settings)(boards, shard) if len(boards)
+                     else (np.zeros((0, 5)), np.zeros((0, 5))))
     if settings.disagree > 0 and len(boards):
         eq0 = cubeless_equity(np.asarray(agent.at_ply(0).probabilities(boards)))
         far = np.abs(cubeless_equity(probs) - eq0) > settings.disagree

@@ -6,7 +6,10 @@ roll (:data:`bgai.core.equity.OUTPUTS` order, cumulative: win includes gammons),
 
 * a label folder of ``bgai label`` (:mod:`bgai.train.labels`: ``dataset.json`` and ``shard-*.npz``; its
   ``probs`` are the targets, clipped into [0, 1]: a rollout with variance reduction is an unbiased estimate that can
-  leave [0, 1] by its noise, and up to :data:`LABEL_SLACK_SE` standard errors outside is accepted);
+  leave [0, 1] by its noise, and up to :data:`LABEL_SLACK_SE` standard errors outside is accepted; the labels of
+  ``kind: trajectory``, one-trial rollouts, are not clipped at all: clipping would bias them, and the loss's
+  gradient is linear in the target, so their noise averages out; they must lie within
+  :data:`UNBIASED_TARGET_RANGE`);
 * ``.npz`` with ``targets`` (or ``probs``) ``(N, 5)`` and either ``boards`` ``(N, 2, 25)`` int8 (bgai's layout)
   or ``position_ids`` ``(N,)`` GNU Backgammon Position IDs;
 * text (any other name): one position a line, ``POSITION_ID p_win p_wg p_wbg p_lg p_lbg`` separated by spaces,
@@ -102,8 +105,14 @@ def load_datasets(paths: str | os.PathLike | list) -> Dataset:
     return Dataset(*(np.concatenate([getattr(d, k) for d in parts]) for k in ("boards", "targets", "weights")))
 
 
-def check_targets(targets: np.ndarray, name: str = "dataset") -> np.ndarray:
-    """Check target probabilities: ``(N, 5)``, finite, in [0, 1] (to :data:`TARGET_TOLERANCE`, then clipped).
+#: The range one-trial (trajectory) labels must lie in (:func:`check_targets` with ``unbiased``): a luck-adjusted
+#: outcome strays outside [0, 1] by the sum of a game's luck terms, in practice by less than 0.5.
+UNBIASED_TARGET_RANGE = (-2.0, 3.0)
+
+
+def check_targets(targets: np.ndarray, name: str = "dataset", unbiased: bool = False) -> np.ndarray:
+    """Check target probabilities: ``(N, 5)``, finite, in [0, 1] (to :data:`TARGET_TOLERANCE`, then clipped);
+    with ``unbiased`` (unbiased estimates such as trajectory labels) in :data:`UNBIASED_TARGET_RANGE`, not clipped.
 
     They need not be consistent with each other (``wg <= win`` ...): bgai's own nets have five independent
     outputs, and a dataset they label is as good as any.
@@ -117,12 +126,13 @@ def check_targets(targets: np.ndarray, name: str = "dataset") -> np.ndarray:
     t = np.asarray(targets, dtype=np.float64)
     if t.ndim != 2 or t.shape[1] != 5:
         raise DatasetError(f"{name}: targets must have shape (N, 5), got {t.shape}")
-    tol = TARGET_TOLERANCE
-    bad = ~np.isfinite(t).all(axis=1) | ((t < -tol) | (t > 1 + tol)).any(axis=1)
+    lo, hi = UNBIASED_TARGET_RANGE if unbiased else (-TARGET_TOLERANCE, 1 + TARGET_TOLERANCE)
+    bad = ~np.isfinite(t).all(axis=1) | ((t < lo) | (t > hi)).any(axis=1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise DatasetError(f"{name} row {i}: targets {t[i].tolist()} are not probabilities in [0, 1]")
-    return np.clip(t, 0.0, 1.0).astype(np.float32)
+        what = f"unbiased estimates in [{lo:g}, {hi:g}]" if unbiased else "probabilities in [0, 1]"
+        raise DatasetError(f"{name} row {i}: targets {t[i].tolist()} are not {what}")
+    return (t if unbiased else np.clip(t, 0.0, 1.0)).astype(np.float32)
 
 
 def _read_text(path: str) -> tuple[np.ndarray, np.ndarray]:
@@ -192,7 +202,7 @@ def load_dataset(path: str | os.PathLike | dict) -> Dataset:
         PositionIDError: a malformed Position ID (its index named).
         LabelError: a folder that is not a readable label folder.
     """
-    shards, weight = None, 1.0
+    shards, weight, unbiased = None, 1.0, False
     if isinstance(path, dict):
         path, shards, weight = path["labels"], path.get("shards"), float(path.get("weight", 1.0))
         if not os.path.isdir(path):
@@ -204,7 +214,9 @@ def load_dataset(path: str | os.PathLike | dict) -> Dataset:
         raise DatasetError("no dataset: set supervised.data to a dataset file")
     if os.path.isdir(p):
         labels = load_labels(p, shards=shards)
-        boards, targets = labels.boards, _clip_estimates(labels.probs, labels.std_errors, p)
+        unbiased = labels.settings.get("kind") == "trajectory"
+        boards = labels.boards
+        targets = labels.probs if unbiased else _clip_estimates(labels.probs, labels.std_errors, p)
     elif not os.path.isfile(p):
         raise DatasetError(f"dataset {p!r} does not exist")
     else:
@@ -216,7 +228,8 @@ def load_dataset(path: str | os.PathLike | dict) -> Dataset:
     for i, msg in enumerate(validation_errors(boards)):
         if msg is not None:
             raise DatasetError(f"dataset {p!r} row {i}: impossible position: {msg}")
-    return Dataset(boards, check_targets(targets, f"dataset {p!r}"), np.full(boards.shape[0], weight, np.float32))
+    return Dataset(boards, check_targets(targets, f"dataset {p!r}", unbiased),
+                   np.full(boards.shape[0], weight, np.float32))
 
 
 def save_dataset(path: str | os.PathLike, boards: np.ndarray, targets: np.ndarray) -> None:
