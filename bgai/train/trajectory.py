@@ -31,7 +31,7 @@ from bgai.agents.base import Agent, best_per_input
 from bgai.analysis.rollout import RolloutPolicy
 from bgai.core.board import flip, starting_board
 from bgai.core.dice import ROLL_INDEX, ROLL_WEIGHTS
-from bgai.core.equity import cubeless_equity, swap_perspective
+from bgai.core.equity import cubeless_equity, finished_probabilities, swap_perspective
 from bgai.core.movegen import afterstates
 from bgai.errors import BgaiError
 from bgai.game.play import MAX_PLIES, finish_games
@@ -131,14 +131,11 @@ def trajectory_labels(agent: Agent, games: int, rng: np.random.Generator, *, exp
                 if wild.size:
                     chosen[wild] = _exploring_plays(policy, b[wild], dice[wild], candidates, rng)
                     last_explore[idx[wild]] = ply
-        done, points = finish_games(chosen)
+        done, _ = finish_games(chosen)
         if done.any():
-            won = np.zeros((int(done.sum()), 5))
-            won[:, 0] = 1.0
-            won[:, 1] = points[done] >= 2
-            won[:, 2] = points[done] >= 3
             ended = idx[done]
-            end_value[ended] = swap_perspective(won)  # for the loser, on roll at the next ply
+            # the loser, on roll at the next ply, facing a board its opponent has borne off: exact probabilities
+            end_value[ended] = finished_probabilities(flip(chosen[done]))[1]
             end_ply[ended] = ply + 1
             live[ended] = False
         going = idx[~done]
