@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bgai.agents.base import Agent, best_per_input
+from bgai.agents.base import Agent
 from bgai.analysis.rollout import RolloutPolicy
 from bgai.core.board import flip, starting_board
 from bgai.core.dice import ROLL_INDEX, ROLL_WEIGHTS
@@ -92,9 +92,8 @@ def trajectory_labels(agent: Agent, games: int, rng: np.random.Generator, *, exp
     boards = np.repeat(starting_board()[None], games, axis=0).astype(np.int8)
     live = np.ones(games, dtype=bool)
     last_explore = np.full(games, -1)
-    # the value of each game's end, for the side on roll at ply end_ply (module docstring), filled as games end
+    # the value of each game's end for the side on roll when it ended (module docstring), filled as games end
     end_value = np.zeros((games, 5))
-    end_ply = np.zeros(games, dtype=np.int64)
     records: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # per ply >= 1: (games, boards, luck)
     ply = 0
     while live.any():
@@ -104,16 +103,13 @@ def trajectory_labels(agent: Agent, games: int, rng: np.random.Generator, *, exp
             if home.any():
                 ended = idx[home]
                 end_value[ended] = policy.evaluate(boards[ended])
-                end_ply[ended] = ply
                 live[ended] = False
                 idx = idx[~home]
                 if not idx.size:
                     break
         b = boards[idx]
         if ply == 0:
-            dice = _opening_dice(rng, len(idx))
-            after, src = afterstates(b, dice, validate=False)
-            chosen = after[best_per_input(-cubeless_equity(policy.evaluate(flip(after))), src, len(b))]
+            chosen = policy.choose(b, _opening_dice(rng, len(idx)), rng)  # the 0-ply best play; draws nothing
         else:
             dice = rng.integers(1, 7, size=(len(idx), 2))
             roll = ROLL_INDEX[dice[:, 0], dice[:, 1]]
@@ -136,7 +132,6 @@ def trajectory_labels(agent: Agent, games: int, rng: np.random.Generator, *, exp
             ended = idx[done]
             # the loser, on roll at the next ply, facing a board its opponent has borne off: exact probabilities
             end_value[ended] = finished_probabilities(flip(chosen[done]))[1]
-            end_ply[ended] = ply + 1
             live[ended] = False
         going = idx[~done]
         boards[going] = flip(chosen[~done])
